@@ -1,0 +1,96 @@
+// swift-tools-version: 6.1
+import PackageDescription
+
+let strict: [SwiftSetting] = [.swiftLanguageMode(.v6)]
+
+let package = Package(
+    name: "cowatch",
+    platforms: [.macOS(.v15)],
+    products: [
+        .executable(name: "cowatchd", targets: ["cowatchd"]),
+        .executable(name: "cowatch", targets: ["cowatch"]),
+        .executable(name: "cowatch-server", targets: ["cowatch-server"]),
+        .executable(name: "cowatch-bench", targets: ["cowatch-bench"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
+        .package(url: "https://github.com/apple/swift-configuration", from: "1.4.0"),
+        .package(url: "https://github.com/apple/swift-system", from: "1.5.0"),
+    ],
+    targets: [
+        // libmpv, and nothing else.
+        .systemLibrary(
+            name: "CMpv",
+            pkgConfig: "mpv",
+            providers: [.apt(["libmpv-dev"])]
+        ),
+        // The pure core: no libmpv, no NIO; time is injected.
+        .target(name: "CowatchCore", swiftSettings: strict),
+        // I/O shell around libmpv.
+        .target(
+            name: "CowatchMpv",
+            dependencies: ["CMpv", .product(name: "Logging", package: "swift-log")],
+            swiftSettings: strict
+        ),
+        // I/O shells on sockets: the control socket and the room network.
+        .target(
+            name: "CowatchNet",
+            dependencies: [
+                "CowatchCore",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: strict
+        ),
+        // Blocking control-socket client shared by the CLI, the benchmark and the tests.
+        .target(name: "CowatchClient", dependencies: ["CowatchCore"], swiftSettings: strict),
+        // The daemon: composes player, control socket and room into services.
+        .target(
+            name: "CowatchDaemon",
+            dependencies: [
+                "CowatchCore", "CowatchMpv", "CowatchNet", "CowatchClient",
+                .product(name: "SystemPackage", package: "swift-system"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Configuration", package: "swift-configuration"),
+            ],
+            swiftSettings: strict
+        ),
+        .executableTarget(
+            name: "cowatchd",
+            dependencies: ["CowatchDaemon", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            swiftSettings: strict
+        ),
+        .executableTarget(
+            name: "cowatch",
+            dependencies: ["CowatchClient", "CowatchCore", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            swiftSettings: strict
+        ),
+        .executableTarget(
+            name: "cowatch-server",
+            dependencies: [
+                "CowatchNet", "CowatchCore",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strict
+        ),
+        .executableTarget(
+            name: "cowatch-bench",
+            dependencies: ["CowatchClient", "CowatchCore", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            swiftSettings: strict
+        ),
+        .testTarget(name: "CowatchCoreTests", dependencies: ["CowatchCore"], swiftSettings: strict),
+        .testTarget(
+            name: "CowatchIntegrationTests",
+            dependencies: ["CowatchClient", "CowatchCore"],
+            swiftSettings: strict
+        ),
+    ]
+)

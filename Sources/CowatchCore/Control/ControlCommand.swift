@@ -1,0 +1,158 @@
+/// How a `seek` target is interpreted, as in mpv's `seek` command.
+public enum SeekMode: String, Sendable, Hashable, CaseIterable {
+    /// Seconds from the start of the media.
+    case absolute
+    /// Seconds from the current position (may be negative).
+    case relative
+}
+
+/// A command of the control protocol, validated.
+///
+/// Every value here is in range: positions and rates are finite, rates are within mpv's limits,
+/// property names are bounded. The wire form is documented in `man/cowatch-protocol.7`.
+public enum ControlCommand: Sendable, Hashable {
+    case play
+    case pause
+    case togglePause
+    case seek(seconds: Double, mode: SeekMode)
+    case speed(Double)
+    case getStatus
+    case getProperty(String)
+    case getParticipants
+    case quit
+
+    /// The slowest and fastest playback rates accepted (mpv's own limits).
+    public static let speedRange: ClosedRange<Double> = 0.01...100
+    /// The longest accepted property name.
+    public static let maxPropertyNameLength = 128
+
+    /// The name used on the wire.
+    public var name: String {
+        switch self {
+        case .play: "play"
+        case .pause: "pause"
+        case .togglePause: "toggle_pause"
+        case .seek: "seek"
+        case .speed: "speed"
+        case .getStatus: "get_status"
+        case .getProperty: "get_property"
+        case .getParticipants: "get_participants"
+        case .quit: "quit"
+        }
+    }
+
+    /// Every command name the daemon accepts.
+    public static let names = [
+        "play", "pause", "toggle_pause", "seek", "speed", "get_status", "get_property", "get_participants", "quit",
+    ]
+
+    /// The command as the JSON array sent on the wire.
+    public var arguments: [JSONValue] {
+        switch self {
+        case .seek(let seconds, let mode): [.string(name), .number(seconds), .string(mode.rawValue)]
+        case .speed(let rate): [.string(name), .number(rate)]
+        case .getProperty(let property): [.string(name), .string(property)]
+        default: [.string(name)]
+        }
+    }
+
+    /// Validates a JSON command array such as `["seek", 90, "absolute"]`.
+    ///
+    /// Numbers may also be given as strings (`["seek", "90"]`), as mpv's IPC allows.
+    /// Throws `CowatchError` with `invalid-request`, `unknown-command`, `wrong-argument-count`
+    /// or `invalid-argument`.
+    public init(arguments: [JSONValue]) throws(CowatchError) {
+        guard let first = arguments.first else {
+            throw CowatchError(.invalidRequest, "the command array is empty")
+        }
+        guard let name = first.stringValue else {
+            throw CowatchError(.invalidRequest, "the first element of command must be the command name, a string")
+        }
+        let args = Array(arguments.dropFirst())
+
+        func expectCount(_ allowed: ClosedRange<Int>) throws(CowatchError) {
+            guard allowed.contains(args.count) else {
+                let wanted = allowed.lowerBound == allowed.upperBound
+                    ? "\(allowed.lowerBound)" : "\(allowed.lowerBound) to \(allowed.upperBound)"
+                throw CowatchError(
+                    .wrongArgumentCount, "\(name) takes \(wanted) argument(s), got \(args.count)")
+            }
+        }
+
+        switch name {
+        case "play": try expectCount(0...0); self = .play
+        case "pause": try expectCount(0...0); self = .pause
+        case "toggle_pause", "cycle_pause": try expectCount(0...0); self = .togglePause
+        case "get_status": try expectCount(0...0); self = .getStatus
+        case "get_participants": try expectCount(0...0); self = .getParticipants
+        case "quit": try expectCount(0...0); self = .quit
+        case "seek":
+            try expectCount(1...2)
+            let seconds = try Self.number(args[0], what: "seek target")
+            var mode = SeekMode.relative
+            if args.count == 2 {
+                guard let text = args[1].stringValue else {
+                    throw CowatchError(.invalidArgument, "seek mode must be \"absolute\" or \"relative\"")
+                }
+                // mpv spells these with flags such as "absolute+exact"; accept its first word.
+                let word = text.split(separator: "+").first.map(String.init) ?? text
+                guard let parsed = SeekMode(rawValue: word) else {
+                    throw CowatchError(.invalidArgument, "seek mode must be \"absolute\" or \"relative\", not \"\(text)\"")
+                }
+                mode = parsed
+            }
+            if mode == .absolute && seconds < 0 {
+                throw CowatchError(.invalidArgument, "an absolute seek target cannot be negative (\(seconds))")
+            }
+            self = .seek(seconds: seconds, mode: mode)
+        case "speed", "set_speed":
+            try expectCount(1...1)
+            let rate = try Self.number(args[0], what: "speed")
+            guard Self.speedRange.contains(rate) else {
+                throw CowatchError(
+                    .invalidArgument,
+                    "speed must be between \(Self.speedRange.lowerBound) and \(Self.speedRange.upperBound), got \(rate)")
+            }
+            self = .speed(rate)
+        case "get_property":
+            try expectCount(1...1)
+            guard let property = args[0].stringValue, !property.isEmpty,
+                property.utf8.count <= Self.maxPropertyNameLength,
+                property.utf8.allSatisfy(Self.isPropertyNameByte)
+            else {
+                throw CowatchError(
+                    .invalidArgument,
+                    "get_property takes an mpv property name (letters, digits, '-', '_', '/', at most \(Self.maxPropertyNameLength) bytes)")
+            }
+            self = .getProperty(property)
+        default:
+            let shown = name.count > 40 ? String(name.prefix(40)) + "…" : name
+            throw CowatchError(.unknownCommand, "unknown command \"\(shown)\"")
+        }
+    }
+
+    private static func number(_ value: JSONValue, what: String) throws(CowatchError) -> Double {
+        let number: Double?
+        switch value {
+        case .number(let n): number = n
+        case .string(let s): number = Double(s)
+        default: number = nil
+        }
+        guard let number else {
+            throw CowatchError(.invalidArgument, "\(what) must be a number")
+        }
+        guard number.isFinite else {
+            throw CowatchError(.invalidArgument, "\(what) must be finite")
+        }
+        return number
+    }
+
+    private static func isPropertyNameByte(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+            UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "_"), UInt8(ascii: "/"):
+            true
+        default: false
+        }
+    }
+}

@@ -1,0 +1,74 @@
+/// An error with a stable string code.
+///
+/// The code is what programs match on: it is the `error` field of a control-socket reply and the
+/// `code` of a wire-protocol error, and it never changes once released. The message is for people
+/// and may change. Two errors are equal when their codes are equal.
+///
+/// Threading: a value type, safe to share.
+public struct CowatchError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// A stable, kebab-case error code.
+    public struct Code: RawRepresentable, Sendable, Hashable, CustomStringConvertible {
+        public let rawValue: String
+        public init(rawValue: String) { self.rawValue = rawValue }
+        public var description: String { rawValue }
+
+        // Control protocol: the request itself is wrong.
+        /// The line is not valid JSON.
+        public static let invalidJSON = Code(rawValue: "invalid-json")
+        /// Valid JSON, but not a request object with a `command` array.
+        public static let invalidRequest = Code(rawValue: "invalid-request")
+        /// The command name is not one this daemon knows.
+        public static let unknownCommand = Code(rawValue: "unknown-command")
+        /// Too few or too many arguments for the command.
+        public static let wrongArgumentCount = Code(rawValue: "wrong-argument-count")
+        /// An argument has the wrong type or an out-of-range value (NaN, infinity, negative, …).
+        public static let invalidArgument = Code(rawValue: "invalid-argument")
+        /// A line exceeded the protocol's size limit; the connection is closed after this reply.
+        public static let lineTooLong = Code(rawValue: "line-too-long")
+
+        // The daemon could not do what was asked.
+        /// The player has no such property, or it has no value now.
+        public static let propertyUnavailable = Code(rawValue: "property-unavailable")
+        /// libmpv refused the operation; the message carries mpv's reason.
+        public static let playerError = Code(rawValue: "player-error")
+        /// The operation did not finish in time.
+        public static let timeout = Code(rawValue: "timeout")
+        /// The operation needs a room and this daemon is not in one.
+        public static let notInRoom = Code(rawValue: "not-in-room")
+
+        // Set-up and client-side errors.
+        /// No daemon is listening on the control socket.
+        public static let notRunning = Code(rawValue: "not-running")
+        /// Another daemon already serves this control socket.
+        public static let alreadyRunning = Code(rawValue: "already-running")
+        /// The media could not be opened.
+        public static let mediaUnavailable = Code(rawValue: "media-unavailable")
+        /// A configuration value (flag, environment, file) is invalid.
+        public static let invalidConfiguration = Code(rawValue: "invalid-configuration")
+        /// Reading or writing a socket failed.
+        public static let ioError = Code(rawValue: "io-error")
+
+        // Room protocol.
+        /// The peer speaks a protocol version we do not.
+        public static let unsupportedVersion = Code(rawValue: "unsupported-version")
+        /// A participant of that name is already in the room.
+        public static let nameTaken = Code(rawValue: "name-taken")
+        /// A wire message was malformed or out of place.
+        public static let protocolViolation = Code(rawValue: "protocol-violation")
+        /// The peer sent faster than allowed.
+        public static let flooding = Code(rawValue: "flooding")
+    }
+
+    public var code: Code
+    public var message: String
+
+    public init(_ code: Code, _ message: String) {
+        self.code = code
+        self.message = message
+    }
+
+    public var description: String { "\(code.rawValue): \(message)" }
+
+    public static func == (lhs: Self, rhs: Self) -> Bool { lhs.code == rhs.code }
+    public func hash(into hasher: inout Hasher) { hasher.combine(code) }
+}

@@ -1,0 +1,49 @@
+/// Splits a byte stream into newline-terminated lines with a size limit.
+///
+/// Feed it whatever chunks arrive (a byte at a time works); it returns the complete lines found
+/// so far without their terminator (a trailing `\r` is dropped too). A line longer than
+/// `maxLineBytes` yields `.tooLong` once, and the rest of that line is discarded up to its newline,
+/// so a peer cannot make us buffer without bound.
+///
+/// Threading: a value type; one owner mutates it.
+public struct LineFramer: Sendable {
+    public enum Item: Sendable, Equatable {
+        case line([UInt8])
+        case tooLong
+    }
+
+    public let maxLineBytes: Int
+    private var buffer: [UInt8] = []
+    private var discarding = false
+
+    public init(maxLineBytes: Int) {
+        precondition(maxLineBytes > 0)
+        self.maxLineBytes = maxLineBytes
+    }
+
+    /// Bytes held for an unfinished line.
+    public var pendingByteCount: Int { buffer.count }
+
+    public mutating func feed<Bytes: Sequence<UInt8>>(_ bytes: Bytes) -> [Item] {
+        var items: [Item] = []
+        for byte in bytes {
+            if byte == UInt8(ascii: "\n") {
+                if discarding {
+                    discarding = false
+                } else {
+                    if buffer.last == UInt8(ascii: "\r") { buffer.removeLast() }
+                    items.append(.line(buffer))
+                }
+                buffer.removeAll(keepingCapacity: true)
+            } else if !discarding {
+                buffer.append(byte)
+                if buffer.count > maxLineBytes {
+                    buffer.removeAll()
+                    discarding = true
+                    items.append(.tooLong)
+                }
+            }
+        }
+        return items
+    }
+}

@@ -1,0 +1,67 @@
+/// Parsing and printing media times the way people type them: `90`, `1:30`, `1:02:03.5`,
+/// `+10`, `-5`, `-1:30`.
+public enum MediaTime {
+    /// A time typed by a person: `relative` when it starts with `+` or `-`.
+    public struct Argument: Sendable, Hashable {
+        public var seconds: Double
+        public var relative: Bool
+    }
+
+    /// Parses `[+|-][[h:]m:]s[.frac]`. Minutes and seconds after a colon must be below 60.
+    /// Returns nil for anything else (empty, NaN, `inf`, `1:2:3:4`, `1:75`).
+    public static func parse(_ text: String) -> Argument? {
+        var body = Substring(text.trimmingWhitespace())
+        var sign = 1.0
+        var relative = false
+        if let first = body.first, first == "+" || first == "-" {
+            relative = true
+            sign = first == "-" ? -1 : 1
+            body = body.dropFirst()
+        }
+        let parts = body.split(separator: ":", omittingEmptySubsequences: false)
+        guard (1...3).contains(parts.count) else { return nil }
+        var total = 0.0
+        for (index, part) in parts.enumerated() {
+            let isLast = index == parts.count - 1
+            guard !part.isEmpty, part.allSatisfy({ $0.isASCII && ($0.isNumber || (isLast && $0 == ".")) }),
+                let value = Double(part), value.isFinite
+            else { return nil }
+            if index > 0 && value >= 60 { return nil }
+            total = total * 60 + value
+        }
+        return Argument(seconds: sign * total, relative: relative)
+    }
+
+    /// Formats seconds as `h:mm:ss` (or `m:ss` under an hour); negative values get a `-`.
+    /// With `fraction` digits, seconds carry that many decimals.
+    public static func format(_ seconds: Double, fraction: Int = 0) -> String {
+        guard seconds.isFinite else { return "--:--" }
+        let negative = seconds < 0
+        let scale = pow10(fraction)
+        let scaled = (abs(seconds) * scale).rounded()
+        let whole = Int(scaled / scale)
+        let hours = whole / 3600
+        let minutes = (whole % 3600) / 60
+        let secs = whole % 60
+        var text = hours > 0 ? "\(hours):\(twoDigits(minutes)):\(twoDigits(secs))" : "\(minutes):\(twoDigits(secs))"
+        if fraction > 0 {
+            let frac = Int(scaled) - whole * Int(scale)
+            var digits = String(frac)
+            while digits.count < fraction { digits = "0" + digits }
+            text += "." + digits
+        }
+        return negative ? "-" + text : text
+    }
+
+    private static func twoDigits(_ value: Int) -> String { value < 10 ? "0\(value)" : "\(value)" }
+    private static func pow10(_ n: Int) -> Double { (0..<max(0, n)).reduce(1.0) { acc, _ in acc * 10 } }
+}
+
+extension StringProtocol {
+    func trimmingWhitespace() -> Substring {
+        var slice = Substring(self)
+        while let first = slice.first, first.isWhitespace { slice = slice.dropFirst() }
+        while let last = slice.last, last.isWhitespace { slice = slice.dropLast() }
+        return slice
+    }
+}

@@ -1,0 +1,76 @@
+import CowatchCore
+import CowatchMpv
+import CowatchNet
+import Logging
+import ServiceLifecycle
+
+/// The `cowatchd` program, minus argument parsing.
+///
+/// Claims the control socket path, starts libmpv, opens the media (failing fast with mpv's
+/// reason), then runs the control server and the player as services until SIGINT/SIGTERM, the
+/// `quit` command, or the user closing the player. Shutdown is graceful: the socket file is
+/// removed and libmpv torn down properly.
+public enum Daemon {
+    /// Runs until shutdown. Throws `CowatchError` for start-up failures (bad options, socket in
+    /// use, media that cannot be opened).
+    public static func run(configuration: DaemonConfiguration, logger: Logger) async throws {
+        try ControlSocketClaim.claim(path: configuration.controlPath)
+
+        let player: MpvPlayer
+        do {
+            player = try MpvPlayer(options: configuration.effectiveMpvOptions, logger: logger)
+        } catch {
+            throw CowatchError(.invalidConfiguration, "libmpv refused to start: \(error)")
+        }
+        let hub = EventHub()
+        let controller = PlayerController(player: player, configuration: configuration, events: hub, logger: logger)
+
+        try await withThrowingTaskGroup(of: Void.self) { tasks in
+            tasks.addTask { await controller.runEvents() }
+            do {
+                try await controller.open()
+            } catch {
+                await player.shutdown()
+                throw error
+            }
+            logger.debug("media open", metadata: ["cowatch.media": "\(configuration.media)"])
+
+            let control = ControlServer(
+                path: configuration.controlPath, handler: controller, events: hub, logger: logger)
+            let lifetime = PlayerLifetimeService(controller: controller)
+            let group = ServiceGroup(
+                configuration: .init(
+                    services: [
+                        .init(service: control, successTerminationBehavior: .gracefullyShutdownGroup),
+                        .init(service: lifetime, successTerminationBehavior: .gracefullyShutdownGroup),
+                    ],
+                    gracefulShutdownSignals: [.sigterm, .sigint],
+                    logger: logger))
+            await controller.setShutdownHandler { await group.triggerGracefulShutdown() }
+            do {
+                try await group.run()
+            } catch {
+                hub.finishAll()
+                await player.shutdown()
+                throw error
+            }
+            hub.finishAll()
+            await player.shutdown()
+            try await tasks.waitForAll()
+        }
+    }
+}
+
+/// Keeps the group alive while the player lives; returns when the player goes away (so the
+/// group shuts down) or on graceful shutdown.
+struct PlayerLifetimeService: Service {
+    let controller: PlayerController
+
+    func run() async throws {
+        await withGracefulShutdownHandler {
+            await controller.waitUntilPlayerEnded()
+        } onGracefulShutdown: {
+            Task { await controller.stopWaitingForPlayerEnd() }
+        }
+    }
+}

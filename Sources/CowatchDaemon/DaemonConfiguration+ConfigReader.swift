@@ -1,0 +1,143 @@
+import Configuration
+import CowatchCore
+import Foundation
+import SystemPackage
+
+/// The values given on the command line; nil means "not given".
+public struct DaemonFlags: Sendable {
+    public var media: String?
+    public var name: String?
+    public var control: String?
+    public var mpv: [String] = []
+    public var paused: Bool?
+    public var osd: Bool?
+    public var config: String?
+    public var logLevel: String?
+    public init() {}
+}
+
+extension DaemonConfiguration {
+    /// The config file read when `--config` is not given: `$XDG_CONFIG_HOME/cowatch/cowatchd.json`
+    /// (or `~/.config/cowatch/cowatchd.json`). A missing default file is fine; a missing named one is not.
+    public static func defaultConfigFile(environment: [String: String]) -> String {
+        let base = environment["XDG_CONFIG_HOME"].flatMap { $0.isEmpty ? nil : $0 }
+            ?? ((environment["HOME"] ?? "") + "/.config")
+        return base + "/cowatch/cowatchd.json"
+    }
+
+    /// Loads the configuration: flags > `COWATCH_*` environment > config file > defaults.
+    ///
+    /// Keys (file / environment): `media` / `COWATCH_MEDIA`, `name` / `COWATCH_NAME`,
+    /// `control` / `COWATCH_CONTROL`, `mpv` (array of `KEY=VALUE`) / `COWATCH_MPV` (comma-separated),
+    /// `paused`, `osd`, `seek-timeout`, `open-timeout`, `log-level`. mpv options from all three sources
+    /// are applied file first, then environment, then flags, so the later one wins inside mpv.
+    ///
+    /// Throws `CowatchError` with `invalid-configuration` naming the key and the source.
+    public static func load(flags: DaemonFlags, environment: [String: String]) async throws -> DaemonConfiguration {
+        let configPath = flags.config ?? environment["COWATCH_CONFIG"]
+        let filePath = configPath ?? defaultConfigFile(environment: environment)
+        let file: ConfigReader
+        do {
+            file = ConfigReader(
+                provider: try await FileProvider<JSONSnapshot>(
+                    filePath: FilePath(filePath), allowMissing: configPath == nil))
+        } catch {
+            throw CowatchError(.invalidConfiguration, "config file \(filePath): \(error)")
+        }
+        let env = ConfigReader(
+            provider: EnvironmentVariablesProvider(environmentVariables: environment).prefixKeys(with: "cowatch"))
+        var flagValues: [AbsoluteConfigKey: ConfigValue] = [:]
+        func put(_ key: String, _ content: ConfigContent?) {
+            if let content { flagValues[AbsoluteConfigKey(stringLiteral: key)] = ConfigValue(content, isSecret: false) }
+        }
+        put("media", flags.media.map(ConfigContent.string))
+        put("name", flags.name.map(ConfigContent.string))
+        put("control", flags.control.map(ConfigContent.string))
+        put("paused", flags.paused.map(ConfigContent.bool))
+        put("osd", flags.osd.map(ConfigContent.bool))
+        put("log-level", flags.logLevel.map(ConfigContent.string))
+        let flagReader = ConfigReader(provider: InMemoryProvider(name: "flags", values: flagValues))
+        let layered = LayeredConfig(sources: [("flag", flagReader), ("environment", env), ("config file \(filePath)", file)])
+
+        guard let media = try layered.string("media"), !media.isEmpty else {
+            throw CowatchError(.invalidConfiguration, "no media given: use --media URL (or COWATCH_MEDIA, or \"media\" in the config file)")
+        }
+        let name = try ParticipantName.validate(
+            try layered.string("name") ?? ControlSocketPath.defaultName(environment: environment))
+        let control = try layered.string("control")
+            ?? ControlSocketPath.defaultPath(name: name, environment: environment)
+
+        var mpvTexts: [String] = []
+        mpvTexts += try layered.stringArray("mpv", in: 2)
+        mpvTexts += try layered.stringArray("mpv", in: 1)
+        mpvTexts += flags.mpv
+        var mpvOptions: [MpvOption] = []
+        for text in mpvTexts where !text.isEmpty { mpvOptions.append(try MpvOption(parsing: text)) }
+
+        var configuration = DaemonConfiguration(media: media, name: name, controlPath: control, mpvOptions: mpvOptions)
+        configuration.startPaused = try layered.bool("paused") ?? configuration.startPaused
+        configuration.osd = try layered.bool("osd") ?? configuration.osd
+        configuration.seekTimeout = try layered.positive("seek-timeout") ?? configuration.seekTimeout
+        configuration.openTimeout = try layered.positive("open-timeout") ?? configuration.openTimeout
+        let levels = ["trace", "debug", "info", "notice", "warning", "error", "critical"]
+        if let level = try layered.string("log-level") {
+            guard levels.contains(level) else {
+                throw CowatchError(.invalidConfiguration, "log-level must be one of \(levels.joined(separator: ", "))")
+            }
+            configuration.logLevel = level
+        }
+        return configuration
+    }
+}
+
+/// Reads a key from the first source that has it, and reports a value of the wrong type as an
+/// error naming the key and the source instead of silently falling back to a default.
+struct LayeredConfig {
+    var sources: [(name: String, reader: ConfigReader)]
+
+    private func lookup<T>(_ key: String, what: String, _ read: (ConfigReader) -> T?) throws(CowatchError) -> T? {
+        let configKey = ConfigKey(stringLiteral: key)
+        for (name, reader) in sources {
+            if let value = read(reader) { return value }
+            if isPresent(configKey, in: reader) {
+                throw CowatchError(.invalidConfiguration, "\(key) from \(name) must be \(what)")
+            }
+        }
+        return nil
+    }
+
+    private func isPresent(_ key: ConfigKey, in reader: ConfigReader) -> Bool {
+        reader.string(forKey: key) != nil || reader.double(forKey: key) != nil || reader.bool(forKey: key) != nil
+            || reader.int(forKey: key) != nil || reader.stringArray(forKey: key) != nil
+    }
+
+    func string(_ key: String) throws(CowatchError) -> String? {
+        try lookup(key, what: "a string") { $0.string(forKey: ConfigKey(stringLiteral: key)) }
+    }
+
+    func bool(_ key: String) throws(CowatchError) -> Bool? {
+        try lookup(key, what: "true or false") { $0.bool(forKey: ConfigKey(stringLiteral: key)) }
+    }
+
+    func positive(_ key: String) throws(CowatchError) -> Double? {
+        let value = try lookup(key, what: "a number") { reader -> Double? in
+            reader.double(forKey: ConfigKey(stringLiteral: key)) ?? reader.int(forKey: ConfigKey(stringLiteral: key)).map(Double.init)
+        }
+        if let value, !(value.isFinite && value > 0) {
+            throw CowatchError(.invalidConfiguration, "\(key) must be a positive number, got \(value)")
+        }
+        return value
+    }
+
+    /// One source's array (sources are merged by the caller for `mpv`).
+    func stringArray(_ key: String, in sourceIndex: Int) throws(CowatchError) -> [String] {
+        let reader = sources[sourceIndex].reader
+        let configKey = ConfigKey(stringLiteral: key)
+        if let values = reader.stringArray(forKey: configKey) { return values }
+        if let single = reader.string(forKey: configKey) { return [single] }
+        if isPresent(configKey, in: reader) {
+            throw CowatchError(.invalidConfiguration, "\(key) from \(sources[sourceIndex].name) must be a list of KEY=VALUE strings")
+        }
+        return []
+    }
+}

@@ -1,0 +1,87 @@
+import CowatchCore
+
+/// Everything `cowatchd` needs to run, with documented defaults.
+///
+/// Built by `DaemonConfiguration.load` from flags, `COWATCH_*` environment variables and a JSON
+/// config file, in that order of precedence. Threading: a value type, safe to share.
+public struct DaemonConfiguration: Sendable, Equatable {
+    /// The media to play: a file path or any URL mpv opens. Required.
+    public var media: String
+    /// This participant's name. Default: the login name.
+    public var name: String
+    /// The control socket path. Default: `$XDG_RUNTIME_DIR/cowatch/NAME.sock`.
+    public var controlPath: String
+    /// libmpv options (`KEY=VALUE`), applied after Cowatch's own defaults, in order.
+    public var mpvOptions: [MpvOption]
+    /// Start paused instead of playing (standalone only; in a room the group decides). Default false.
+    public var startPaused: Bool
+    /// Show notices on mpv's OSD. Default true.
+    public var osd: Bool
+    /// How long a seek request may wait for the player to land, in seconds. Default 5.
+    public var seekTimeout: Double
+    /// How long opening the media may take before giving up, in seconds. Default 30.
+    public var openTimeout: Double
+    /// Log level for stderr: trace, debug, info, notice, warning, error, critical. Default warning.
+    public var logLevel: String
+
+    public struct MpvOption: Sendable, Equatable {
+        public var name: String
+        public var value: String
+        public init(name: String, value: String) {
+            self.name = name
+            self.value = value
+        }
+
+        /// Parses `KEY=VALUE` (a bare `KEY` means `KEY=yes`, as on mpv's command line).
+        /// Throws `invalid-configuration`.
+        public init(parsing text: String) throws(CowatchError) {
+            var body = Substring(text)
+            if body.hasPrefix("--") { body = body.dropFirst(2) }
+            let parts = body.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+            let key = String(parts[0])
+            guard !key.isEmpty, key.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-" || $0 == "_") })
+            else {
+                throw CowatchError(.invalidConfiguration, "mpv option \"\(text)\" must look like KEY=VALUE")
+            }
+            self.init(name: key, value: parts.count == 2 ? String(parts[1]) : "yes")
+        }
+    }
+
+    public init(
+        media: String, name: String, controlPath: String, mpvOptions: [MpvOption] = [], startPaused: Bool = false,
+        osd: Bool = true, seekTimeout: Double = 5, openTimeout: Double = 30, logLevel: String = "warning"
+    ) {
+        self.media = media
+        self.name = name
+        self.controlPath = controlPath
+        self.mpvOptions = mpvOptions
+        self.startPaused = startPaused
+        self.osd = osd
+        self.seekTimeout = seekTimeout
+        self.openTimeout = openTimeout
+        self.logLevel = logLevel
+    }
+
+    /// Cowatch's libmpv defaults, applied before the user's options so those can override them.
+    ///
+    /// - keep-open: hold at the end of the media instead of unloading it (we report end-of-file).
+    /// - idle: keep the player alive when the media fails, so we can report why.
+    /// - af=scaletempo2: speed nudges from drift correction keep pitch and do not make the
+    ///   audio clock jump (measured: without it each speed change moves audio-pts 10–30 ms).
+    /// - input bindings and OSC: a window behaves like mpv's own.
+    public var effectiveMpvOptions: [(String, String)] {
+        var options: [(String, String)] = [
+            ("keep-open", "yes"),
+            ("idle", "yes"),
+            ("af", "scaletempo2"),
+            ("hr-seek", "yes"),
+            ("input-default-bindings", "yes"),
+            ("input-vo-keyboard", "yes"),
+            ("osc", "yes"),
+            ("title", "cowatch: \(name) — ${media-title}"),
+            ("pause", startPaused ? "yes" : "no"),
+        ]
+        options += mpvOptions.map { ($0.name, $0.value) }
+        return options
+    }
+}

@@ -1,0 +1,269 @@
+import CowatchCore
+import CowatchMpv
+import CowatchNet
+import Logging
+
+/// Owns the player for the daemon: opens the media, turns mpv events into control events, and
+/// carries out control requests.
+///
+/// Threading: an actor; `runEvents()` is its event loop and must be running for `open()` and
+/// seeks to complete.
+public actor PlayerController: ControlRequestHandler {
+    let player: MpvPlayer
+    let configuration: DaemonConfiguration
+    let events: EventHub
+    let logger: Logger
+    private var shutdownHandler: (@Sendable () async -> Void)?
+
+    private var lastErrorLine: String?
+    private var loadWaiter: CheckedContinuation<Result<Void, CowatchError>, Never>?
+    private var restartWaiters: [Int: CheckedContinuation<Bool, Never>] = [:]
+    private var seekStartedSinceRegistration: Set<Int> = []
+    private var nextWaiterID = 0
+    private var lastPublished: PlayerStatus?
+    private var eof = false
+    private var playerEnded = false
+    private var endWaiters: [CheckedContinuation<Void, Never>] = []
+
+    public init(player: MpvPlayer, configuration: DaemonConfiguration, events: EventHub, logger: Logger) {
+        self.player = player
+        self.configuration = configuration
+        self.events = events
+        self.logger = logger
+    }
+
+    /// Called for the `quit` command and when mpv goes away.
+    public func setShutdownHandler(_ handler: @escaping @Sendable () async -> Void) {
+        shutdownHandler = handler
+    }
+
+    // MARK: Opening
+
+    /// Loads the media and waits until it is loaded or has failed.
+    /// Throws `media-unavailable` with mpv's reason, or `timeout`.
+    public func open() async throws(CowatchError) {
+        for property in ["pause", "speed", "eof-reached", "media-title", "duration"] {
+            try? player.observe(property)
+        }
+        do {
+            try player.command(["loadfile", configuration.media, "replace"])
+        } catch {
+            throw CowatchError(.mediaUnavailable, "cannot open \(configuration.media): \(error.reason)")
+        }
+        let timeout = configuration.openTimeout
+        let result = await withCheckedContinuation { continuation in
+            loadWaiter = continuation
+            Task { [weak self] in
+                try? await Task.sleep(for: .seconds(timeout))
+                await self?.finishLoad(.failure(CowatchError(
+                    .timeout, "cannot open \(self?.configuration.media ?? ""): no answer within \(Int(timeout)) s")))
+            }
+        }
+        try result.get()
+    }
+
+    private func finishLoad(_ result: Result<Void, CowatchError>) {
+        loadWaiter?.resume(returning: result)
+        loadWaiter = nil
+    }
+
+    // MARK: Events
+
+    /// Consumes player events until the player shuts down.
+    public func runEvents() async {
+        for await event in player.events {
+            handle(event)
+        }
+        playerEnded = true
+        finishLoad(.failure(CowatchError(.mediaUnavailable, "the player quit while opening \(configuration.media)")))
+        for waiter in restartWaiters.values { waiter.resume(returning: false) }
+        restartWaiters = [:]
+        for waiter in endWaiters { waiter.resume() }
+        endWaiters = []
+    }
+
+    /// Returns once the player has shut down (the user closed it, or `quit`).
+    public func waitUntilPlayerEnded() async {
+        if playerEnded { return }
+        await withCheckedContinuation { endWaiters.append($0) }
+    }
+
+    /// Releases `waitUntilPlayerEnded` callers (at graceful shutdown).
+    public func stopWaitingForPlayerEnd() {
+        for waiter in endWaiters { waiter.resume() }
+        endWaiters = []
+    }
+
+    private func handle(_ event: MpvEvent) {
+        switch event {
+        case .fileLoaded:
+            finishLoad(.success(()))
+        case .endFile(let reason, let error):
+            if reason == .error {
+                let why = lastErrorLine.map { "\(error?.reason ?? "loading failed") (\($0))" }
+                    ?? (error?.reason ?? "loading failed")
+                let failure = CowatchError(.mediaUnavailable, "cannot open \(configuration.media): \(why)")
+                if loadWaiter != nil {
+                    finishLoad(.failure(failure))
+                } else {
+                    events.publish(ControlEvent(name: ControlEvent.Name.error, fields: [
+                        "code": .string(failure.code.rawValue), "message": .string(failure.message),
+                    ]))
+                }
+            }
+        case .seek:
+            for id in restartWaiters.keys { seekStartedSinceRegistration.insert(id) }
+        case .playbackRestart:
+            let ready = restartWaiters.filter { seekStartedSinceRegistration.contains($0.key) }
+            for (id, waiter) in ready {
+                restartWaiters[id] = nil
+                seekStartedSinceRegistration.remove(id)
+                waiter.resume(returning: true)
+            }
+            publishState(force: true)
+        case .propertyChange(let name, let value):
+            if name == "eof-reached" {
+                let reached = value?.boolValue ?? false
+                if reached && !eof {
+                    eof = true
+                    events.publish(ControlEvent(name: ControlEvent.Name.endOfFile, fields: [
+                        "position": .finite(try? player.getDouble("time-pos")),
+                    ]))
+                }
+                eof = reached
+            }
+            publishState(force: false)
+        case .log(let level, let prefix, let text):
+            if level == "error" || level == "fatal" || level == "warn" {
+                lastErrorLine = text
+            }
+            logger.debug("mpv: \(text)", metadata: ["cowatch.mpv.level": "\(level)", "cowatch.mpv.module": "\(prefix)"])
+        case .shutdown:
+            logger.debug("mpv shut down", metadata: ["cowatch.player": "shutdown"])
+            if let handler = shutdownHandler { Task { await handler() } }
+        case .startFile:
+            break
+        }
+    }
+
+    /// Publishes a `state` event when paused, speed or eof changed, or always after a seek.
+    private func publishState(force: Bool) {
+        let status = currentStatus()
+        if !force, let last = lastPublished, last.paused == status.paused, last.speed == status.speed,
+            last.eof == status.eof, last.title == status.title, last.duration == status.duration
+        {
+            return
+        }
+        lastPublished = status
+        events.publish(ControlEvent(name: ControlEvent.Name.state, fields: status.json.objectValue ?? [:]))
+    }
+
+    // MARK: Status
+
+    /// A fresh read of the player's state (each property read is ~10 µs).
+    public func currentStatus() -> PlayerStatus {
+        PlayerStatus(
+            position: try? player.getDouble("time-pos"),
+            paused: (try? player.getFlag("pause")) ?? true,
+            speed: (try? player.getDouble("speed")) ?? 1,
+            duration: try? player.getDouble("duration"),
+            media: configuration.media,
+            title: try? player.getString("media-title"),
+            name: configuration.name,
+            eof: (try? player.getFlag("eof-reached")) ?? false)
+    }
+
+    // MARK: Requests
+
+    public func handle(_ request: ControlRequest) async -> ControlReply {
+        do {
+            return .success(request.requestID, try await perform(request.command))
+        } catch {
+            return .failure(request.requestID, error)
+        }
+    }
+
+    private func perform(_ command: ControlCommand) async throws(CowatchError) -> JSONValue {
+        switch command {
+        case .play:
+            try mpv { try player.setFlag("pause", false) }
+        case .pause:
+            try mpv { try player.setFlag("pause", true) }
+        case .togglePause:
+            let paused = try mpv { try player.getFlag("pause") }
+            try mpv { try player.setFlag("pause", !paused) }
+        case .speed(let rate):
+            try mpv { try player.setDouble("speed", rate) }
+        case .seek(let seconds, let mode):
+            try await seek(seconds: seconds, mode: mode)
+        case .getStatus:
+            return currentStatus().json
+        case .getProperty(let name):
+            return JSONValue(try mpv { try player.getNode(name) })
+        case .getParticipants:
+            throw CowatchError(.notInRoom, "this daemon is not in a room")
+        case .quit:
+            if let handler = shutdownHandler { Task { await handler() } }
+            return .null
+        }
+        return currentStatus().json
+    }
+
+    private func seek(seconds: Double, mode: SeekMode) async throws(CowatchError) {
+        var target = seconds
+        if mode == .relative {
+            target += (try? player.getDouble("time-pos")) ?? 0
+        }
+        target = max(0, target)
+        if let duration = try? player.getDouble("duration"), duration > 0 {
+            target = min(target, duration)
+        }
+        nextWaiterID += 1
+        let id = nextWaiterID
+        try mpv { try player.command(["seek", String(target), "absolute+exact"]) }
+        let timeout = configuration.seekTimeout
+        let landed = await withCheckedContinuation { continuation in
+            restartWaiters[id] = continuation
+            Task { [weak self] in
+                try? await Task.sleep(for: .seconds(timeout))
+                await self?.expireRestartWaiter(id)
+            }
+        }
+        if !landed {
+            throw CowatchError(.timeout, "the player did not finish seeking within \(timeout) s")
+        }
+    }
+
+    private func expireRestartWaiter(_ id: Int) {
+        seekStartedSinceRegistration.remove(id)
+        restartWaiters.removeValue(forKey: id)?.resume(returning: false)
+    }
+
+    /// Runs player calls, turning `MpvError` into the control protocol's codes.
+    private func mpv<T>(_ body: () throws -> T) throws(CowatchError) -> T {
+        do {
+            return try body()
+        } catch let error as MpvError {
+            if error.isPropertyUnavailable {
+                throw CowatchError(.propertyUnavailable, error.description)
+            }
+            throw CowatchError(.playerError, error.description)
+        } catch {
+            throw CowatchError(.playerError, "\(error)")
+        }
+    }
+}
+
+extension JSONValue {
+    init(_ node: MpvNode) {
+        switch node {
+        case .none: self = .null
+        case .string(let value): self = .string(value)
+        case .flag(let value): self = .bool(value)
+        case .int64(let value): self = .number(Double(value))
+        case .double(let value): self = .finite(value)
+        case .array(let values): self = .array(values.map(JSONValue.init))
+        case .map(let map): self = .object(map.mapValues(JSONValue.init))
+        }
+    }
+}

@@ -1,0 +1,56 @@
+import CMpv
+
+/// The body of the event thread: waits on `mpv_wait_event` and converts each event.
+///
+/// Lives at file scope outside any `main.swift` on purpose: code there is main-actor isolated,
+/// and running it on mpv's side of the world traps.
+enum MpvEventPump {
+    static func run(handle: MpvHandle, continuation: AsyncStream<MpvEvent>.Continuation) {
+        defer { continuation.finish() }
+        while true {
+            guard let event = mpv_wait_event(handle.raw, -1)?.pointee else { continue }
+            if event.event_id == MPV_EVENT_NONE { continue }
+            if let converted = convert(event) {
+                continuation.yield(converted)
+            }
+            if event.event_id == MPV_EVENT_SHUTDOWN { return }
+        }
+    }
+
+    static func convert(_ event: mpv_event) -> MpvEvent? {
+        switch event.event_id {
+        case MPV_EVENT_SHUTDOWN:
+            return .shutdown
+        case MPV_EVENT_START_FILE:
+            return .startFile
+        case MPV_EVENT_FILE_LOADED:
+            return .fileLoaded
+        case MPV_EVENT_SEEK:
+            return .seek
+        case MPV_EVENT_PLAYBACK_RESTART:
+            return .playbackRestart
+        case MPV_EVENT_END_FILE:
+            guard let data = event.data?.assumingMemoryBound(to: mpv_event_end_file.self).pointee else { return nil }
+            let reason = MpvEndFileReason(data.reason)
+            let error = data.error < 0 ? MpvError(code: data.error, operation: "loadfile") : nil
+            return .endFile(reason: reason, error: error)
+        case MPV_EVENT_PROPERTY_CHANGE:
+            guard let data = event.data?.assumingMemoryBound(to: mpv_event_property.self).pointee,
+                let name = data.name.map({ String(cString: $0) })
+            else { return nil }
+            if data.format == MPV_FORMAT_NODE, let nodePointer = data.data?.assumingMemoryBound(to: mpv_node.self) {
+                return .propertyChange(name: name, value: MpvNode(copying: nodePointer.pointee))
+            }
+            return .propertyChange(name: name, value: nil)
+        case MPV_EVENT_LOG_MESSAGE:
+            guard let data = event.data?.assumingMemoryBound(to: mpv_event_log_message.self).pointee else { return nil }
+            let text = data.text.map { String(cString: $0) } ?? ""
+            return .log(
+                level: data.level.map { String(cString: $0) } ?? "",
+                prefix: data.prefix.map { String(cString: $0) } ?? "",
+                text: text.hasSuffix("\n") ? String(text.dropLast()) : text)
+        default:
+            return nil
+        }
+    }
+}

@@ -1,0 +1,75 @@
+import ArgumentParser
+import CowatchCore
+import CowatchDaemon
+import Foundation
+import Logging
+
+@main
+struct CowatchDaemonCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "cowatchd",
+        abstract: "Play media in libmpv, driven by a local control socket, in lockstep with friends.",
+        discussion: """
+            Every option can also come from the environment (COWATCH_MEDIA, COWATCH_NAME, COWATCH_CONTROL, \
+            COWATCH_MPV as comma-separated KEY=VALUE, COWATCH_PAUSED, COWATCH_OSD, COWATCH_LOG_LEVEL, \
+            COWATCH_SEEK_TIMEOUT, COWATCH_OPEN_TIMEOUT) or from the JSON config file; flags win over the \
+            environment, which wins over the file. See cowatchd(1) and cowatch-protocol(7).
+            """)
+
+    @Option(name: .long, help: ArgumentHelp("The media to play: a file path or any URL mpv opens.", valueName: "URL"))
+    var media: String?
+
+    @Option(name: .long, help: ArgumentHelp("Your name as others see it (default: your login name).", valueName: "NAME"))
+    var name: String?
+
+    @Option(name: .long, help: ArgumentHelp(
+        "Control socket path (default: $XDG_RUNTIME_DIR/cowatch/NAME.sock, else /tmp/cowatch-UID/NAME.sock).",
+        valueName: "PATH"))
+    var control: String?
+
+    @Option(name: .long, help: ArgumentHelp(
+        "A libmpv option set before initialisation, e.g. vo=null; repeatable, later ones win.", valueName: "KEY=VALUE"))
+    var mpv: [String] = []
+
+    @Flag(name: .long, inversion: .prefixedNo, help: "Start paused (default: start playing).")
+    var paused: Bool?
+
+    @Flag(name: .long, inversion: .prefixedNo, help: "Show notices on mpv's OSD (default: on).")
+    var osd: Bool?
+
+    @Option(name: .long, help: ArgumentHelp(
+        "JSON config file (default: $XDG_CONFIG_HOME/cowatch/cowatchd.json, optional).", valueName: "PATH"))
+    var config: String?
+
+    @Option(name: .long, help: ArgumentHelp(
+        "Log level on stderr: trace, debug, info, notice, warning, error, critical (default: warning).",
+        valueName: "LEVEL"))
+    var logLevel: String?
+
+    func run() async throws {
+        var flags = DaemonFlags()
+        flags.media = media
+        flags.name = name
+        flags.control = control
+        flags.mpv = mpv
+        flags.paused = paused
+        flags.osd = osd
+        flags.config = config
+        flags.logLevel = logLevel
+        do {
+            let configuration = try await DaemonConfiguration.load(
+                flags: flags, environment: ProcessInfo.processInfo.environment)
+            let level = Logger.Level(rawValue: configuration.logLevel) ?? .warning
+            LoggingSystem.bootstrap { label in
+                var handler = StreamLogHandler.standardError(label: label)
+                handler.logLevel = level
+                return handler
+            }
+            try await Daemon.run(configuration: configuration, logger: Logger(label: "cowatchd"))
+        } catch let error as CowatchError {
+            FileHandle.standardError.write(Data("cowatchd: \(error.message)\n".utf8))
+            throw ExitCode(error.code == .invalidConfiguration ? 2 : 1)
+        }
+    }
+}
+

@@ -1,0 +1,57 @@
+import ArgumentParser
+import CowatchClient
+import CowatchCore
+import Foundation
+
+/// Options every subcommand shares: which daemon, and how to print.
+struct ConnectionOptions: ParsableArguments {
+    @Option(name: .long, help: ArgumentHelp("The daemon's control socket.", valueName: "PATH"))
+    var socket: String?
+
+    @Option(name: .long, help: ArgumentHelp(
+        "The daemon's name, to find its socket in the default place (default: your login name).", valueName: "NAME"))
+    var name: String?
+
+    @Flag(name: .long, help: "Print JSON instead of text.")
+    var json = false
+
+    var socketPath: String {
+        let environment = ProcessInfo.processInfo.environment
+        if let socket { return socket }
+        if let fromEnvironment = environment["COWATCH_CONTROL"], !fromEnvironment.isEmpty, name == nil {
+            return fromEnvironment
+        }
+        let who = name ?? environment["COWATCH_NAME"].flatMap { $0.isEmpty ? nil : $0 }
+            ?? ControlSocketPath.defaultName(environment: environment)
+        return ControlSocketPath.defaultPath(name: who, environment: environment)
+    }
+
+    func connect() throws -> ControlClient {
+        do {
+            return try ControlClient(path: socketPath)
+        } catch {
+            throw CLIFailure(error)
+        }
+    }
+
+    /// Sends one command; on failure throws a one-line message and a non-zero exit.
+    func send(_ command: ControlCommand) throws -> JSONValue {
+        let client = try connect()
+        do {
+            return try client.request(command, timeout: 15)
+        } catch {
+            throw CLIFailure(error)
+        }
+    }
+}
+
+/// A failure the CLI reports as one line on stderr, exiting 1.
+struct CLIFailure: Error, CustomStringConvertible {
+    let error: CowatchError
+    init(_ error: CowatchError) { self.error = error }
+    var description: String { error.message }
+}
+
+func printJSON(_ value: JSONValue) {
+    print(value.jsonString)
+}

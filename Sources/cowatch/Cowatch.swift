@@ -1,0 +1,170 @@
+import ArgumentParser
+import CowatchClient
+import CowatchCore
+import Foundation
+
+@main
+struct Cowatch: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "cowatch",
+        abstract: "Control a running cowatchd: play, pause, seek and change speed for everyone watching.",
+        discussion: "Times are seconds (90), m:ss (1:30) or h:mm:ss (1:02:03); +10 and -5 are relative. See cowatch(1).",
+        subcommands: [
+            Play.self, Pause.self, Toggle.self, Seek.self, Speed.self, Status.self, Events.self, Participants.self,
+            GetProperty.self, Quit.self,
+        ])
+
+    static func main() {
+        do {
+            var command = try parseAsRoot()
+            try command.run()
+        } catch let failure as CLIFailure {
+            FileHandle.standardError.write(Data("cowatch: \(failure.description)\n".utf8))
+            Foundation.exit(1)
+        } catch {
+            exit(withError: error)
+        }
+    }
+}
+
+/// Shared body of the commands that change playback: send, then show the resulting status.
+protocol PlaybackCommand: ParsableCommand {
+    var connection: ConnectionOptions { get }
+    func command() throws -> ControlCommand
+}
+
+extension PlaybackCommand {
+    func run() throws {
+        let data = try connection.send(try command())
+        if connection.json {
+            printJSON(data)
+        } else if let status = PlayerStatus(json: data) {
+            print(Describe.status(status))
+        }
+    }
+}
+
+struct Play: PlaybackCommand {
+    static let configuration = CommandConfiguration(abstract: "Start playback (for the whole room when in one).")
+    @OptionGroup var connection: ConnectionOptions
+    func command() -> ControlCommand { .play }
+}
+
+struct Pause: PlaybackCommand {
+    static let configuration = CommandConfiguration(abstract: "Pause playback (everyone snaps to your frame).")
+    @OptionGroup var connection: ConnectionOptions
+    func command() -> ControlCommand { .pause }
+}
+
+struct Toggle: PlaybackCommand {
+    static let configuration = CommandConfiguration(commandName: "toggle", abstract: "Pause if playing, play if paused.")
+    @OptionGroup var connection: ConnectionOptions
+    func command() -> ControlCommand { .togglePause }
+}
+
+struct Seek: PlaybackCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Seek to a time (90, 1:30, 1:02:03) or by an offset (+10, -5).")
+    @OptionGroup var connection: ConnectionOptions
+    @Argument(parsing: .allUnrecognized, help: ArgumentHelp("Target time or +/- offset.", valueName: "TIME"))
+    var time: [String] = []
+
+    func command() throws -> ControlCommand {
+        guard time.count == 1, let parsed = MediaTime.parse(time[0]) else {
+            throw ValidationError("seek takes one time: 90, 1:30, 1:02:03, +10 or -5")
+        }
+        return .seek(seconds: parsed.seconds, mode: parsed.relative ? .relative : .absolute)
+    }
+}
+
+struct Speed: PlaybackCommand {
+    static let configuration = CommandConfiguration(abstract: "Set the playback rate, e.g. 1.25 (0.01 to 100).")
+    @OptionGroup var connection: ConnectionOptions
+    @Argument(help: "The rate.") var rate: Double
+
+    func command() throws -> ControlCommand {
+        guard rate.isFinite, ControlCommand.speedRange.contains(rate) else {
+            throw ValidationError("speed must be between 0.01 and 100")
+        }
+        return .speed(rate)
+    }
+}
+
+struct Status: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Show position, state, speed, media and room.")
+    @OptionGroup var connection: ConnectionOptions
+
+    func run() throws {
+        let data = try connection.send(.getStatus)
+        if connection.json {
+            printJSON(data)
+        } else if let status = PlayerStatus(json: data) {
+            print(Describe.status(status))
+        } else {
+            printJSON(data)
+        }
+    }
+}
+
+struct Participants: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "List the room's participants, their drift and round trip.")
+    @OptionGroup var connection: ConnectionOptions
+
+    func run() throws {
+        let data = try connection.send(.getParticipants)
+        if connection.json { printJSON(data); return }
+        for entry in data.arrayValue ?? [] {
+            let name = entry["name"]?.stringValue ?? "?"
+            let state = entry["state"]?.stringValue ?? "?"
+            let drift = entry["drift"]?.numberValue.map { "drift \(Describe.milliseconds($0))" } ?? "drift ?"
+            let rtt = entry["rtt"]?.numberValue.map { "rtt \(Describe.milliseconds($0))" } ?? "rtt ?"
+            let me = entry["you"]?.boolValue == true ? " (you)" : ""
+            print("\(name)\(me): \(state), \(drift), \(rtt)")
+        }
+    }
+}
+
+struct GetProperty: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "get", abstract: "Read any mpv property (read-only), e.g. `cowatch get audio-pts`.")
+    @OptionGroup var connection: ConnectionOptions
+    @Argument(help: "The mpv property name.") var property: String
+
+    func run() throws {
+        let data = try connection.send(.getProperty(property))
+        if connection.json || data.stringValue == nil { printJSON(data) } else { print(data.stringValue ?? "") }
+    }
+}
+
+struct Quit: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Stop the daemon (it leaves its room).")
+    @OptionGroup var connection: ConnectionOptions
+    func run() throws {
+        _ = try connection.send(.quit)
+        if !connection.json { print("cowatchd is shutting down") }
+    }
+}
+
+struct Events: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Print every event as it happens, until Ctrl-C.")
+    @OptionGroup var connection: ConnectionOptions
+    @Option(help: ArgumentHelp("Stop after this many seconds (default: never).", valueName: "SECONDS"))
+    var duration: Double?
+
+    func run() throws {
+        let client = try connection.connect()
+        let end = duration.map { monotonicNow() + $0 }
+        while true {
+            let left = end.map { $0 - monotonicNow() } ?? 3600
+            if left <= 0 { return }
+            do {
+                guard let event = try client.nextEvent(timeout: left) else { continue }
+                // Unbuffered, so `cowatch events | grep …` sees each event at once.
+                let line = connection.json ? event.json.jsonString : Describe.event(event)
+                FileHandle.standardOutput.write(Data((line + "\n").utf8))
+            } catch {
+                throw CLIFailure(CowatchError(error.code, "event stream ended: \(error.message)"))
+            }
+        }
+    }
+}

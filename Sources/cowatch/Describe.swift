@@ -1,0 +1,68 @@
+import CowatchCore
+
+/// Human sentences for statuses and events.
+enum Describe {
+    static func status(_ status: PlayerStatus) -> String {
+        let state = status.eof ? "at the end" : (status.paused ? "paused" : "playing")
+        let position = status.position.map { MediaTime.format($0) } ?? "--:--"
+        let duration = status.duration.map { MediaTime.format($0) } ?? "--:--"
+        var lines = [
+            "\(status.name): \(status.title ?? status.media)",
+            "  \(state) at \(position) / \(duration), speed \(rate(status.speed))",
+            "  media: \(status.media)",
+        ]
+        if let room = status.extra["room"]?.objectValue {
+            let roomName = room["room"]?.stringValue ?? "?"
+            let server = room["server"]?.stringValue ?? "?"
+            let session = room["session"]?.stringValue ?? "?"
+            lines.append("  room: \(roomName) on \(server) (\(session))")
+        }
+        if let clock = status.extra["clock"]?.objectValue, let rtt = clock["rtt"]?.numberValue,
+            let uncertainty = clock["uncertainty"]?.numberValue
+        {
+            lines.append("  clock: rtt \(milliseconds(rtt)), uncertainty ±\(milliseconds(uncertainty))")
+        }
+        if let drift = status.extra["drift"]?.objectValue, let error = drift["error"]?.numberValue {
+            lines.append("  drift: \(milliseconds(error)) from the group")
+        }
+        return lines.joined(separator: "\n")
+    }
+
+    static func event(_ event: ControlEvent) -> String {
+        switch event.name {
+        case ControlEvent.Name.notice:
+            return event.fields["text"]?.stringValue ?? "notice: \(JSONValue.object(event.fields).jsonString)"
+        case ControlEvent.Name.state:
+            guard let status = PlayerStatus(json: .object(event.fields)) else { return "state changed" }
+            let state = status.eof ? "at the end" : (status.paused ? "paused" : "playing")
+            return "\(state) at \(status.position.map { MediaTime.format($0, fraction: 1) } ?? "--:--"), speed \(rate(status.speed))"
+        case ControlEvent.Name.endOfFile:
+            let at = event.fields["position"]?.numberValue.map { " at \(MediaTime.format($0))" } ?? ""
+            return "reached the end of the media\(at)"
+        case ControlEvent.Name.error:
+            return "error: \(event.fields["message"]?.stringValue ?? event.fields["code"]?.stringValue ?? "unknown")"
+        default:
+            return "\(event.name): \(JSONValue.object(event.fields).jsonString)"
+        }
+    }
+
+    static func rate(_ speed: Double) -> String {
+        let text = String(format2: speed)
+        return "\(text)×"
+    }
+
+    static func milliseconds(_ seconds: Double) -> String {
+        "\(String(format2: seconds * 1000)) ms"
+    }
+}
+
+extension String {
+    /// Two decimals without Foundation's String(format:).
+    init(format2 value: Double) {
+        let scaled = (value * 100).rounded()
+        let negative = scaled < 0
+        let magnitude = Int(abs(scaled))
+        let cents = magnitude % 100
+        self = (negative ? "-" : "") + "\(magnitude / 100)." + (cents < 10 ? "0\(cents)" : "\(cents)")
+    }
+}

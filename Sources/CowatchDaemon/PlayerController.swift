@@ -203,7 +203,13 @@ public actor PlayerController: ControlRequestHandler {
         case .getParticipants:
             throw CowatchError(.notInRoom, "this daemon is not in a room")
         case .quit:
-            if let handler = shutdownHandler { Task { await handler() } }
+            // Give the reply a moment to reach the client before connections are torn down.
+            if let handler = shutdownHandler {
+                Task {
+                    try? await Task.sleep(for: .milliseconds(100))
+                    await handler()
+                }
+            }
             return .null
         }
         return currentStatus().json

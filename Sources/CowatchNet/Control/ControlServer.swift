@@ -51,16 +51,20 @@ public struct ControlServer: Service {
         logger.debug("control socket listening", metadata: ["cowatch.control.path": "\(path)"])
         ready?()
 
-        try await withGracefulShutdownHandler {
-            try await withThrowingDiscardingTaskGroup { group in
-                try await server.executeThenClose { inbound in
-                    for try await connection in inbound {
-                        group.addTask { await serve(connection) }
+        // On shutdown, stop accepting and end every connection (clients that stay connected
+        // must not keep the daemon alive): cancellation ends each connection's loops.
+        do {
+            try await cancelWhenGracefulShutdown {
+                try await withThrowingDiscardingTaskGroup { group in
+                    try await server.executeThenClose { inbound in
+                        for try await connection in inbound {
+                            group.addTask { await serve(connection) }
+                        }
                     }
                 }
             }
-        } onGracefulShutdown: {
-            server.channel.close(promise: nil)
+        } catch is CancellationError {
+            // The way a graceful shutdown ends the loop: a normal stop.
         }
     }
 

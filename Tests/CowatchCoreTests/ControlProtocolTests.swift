@@ -1,0 +1,181 @@
+import Testing
+
+@testable import CowatchCore
+
+@Suite("Control protocol codec")
+struct ControlProtocolTests {
+    static let everyCommand: [ControlCommand] = [
+        .play, .pause, .togglePause, .seek(seconds: 90, mode: .absolute), .seek(seconds: -5.5, mode: .relative),
+        .speed(1.25), .getStatus, .getProperty("audio-pts"), .getParticipants, .quit,
+    ]
+
+    @Test("every command round-trips through its JSON line", arguments: everyCommand)
+    func roundTrip(command: ControlCommand) throws {
+        let request = ControlRequest(requestID: 42, command: command)
+        guard case .request(let decoded) = ControlRequest.decode(line: request.encoded()) else {
+            Issue.record("did not decode \(command)")
+            return
+        }
+        #expect(decoded == request)
+    }
+
+    @Test("every command round-trips when fed a byte at a time", arguments: everyCommand)
+    func byteAtATime(command: ControlCommand) throws {
+        var framer = LineFramer(maxLineBytes: controlMaxLineBytes)
+        let line = ControlRequest(requestID: "x", command: command).encoded() + [UInt8(ascii: "\n")]
+        var items: [LineFramer.Item] = []
+        for byte in line { items += framer.feed([byte]) }
+        #expect(items.count == 1)
+        guard case .line(let bytes) = items.first, case .request(let decoded) = ControlRequest.decode(line: bytes)
+        else {
+            Issue.record("no request")
+            return
+        }
+        #expect(decoded.command == command)
+        #expect(decoded.requestID == "x")
+    }
+
+    @Test("mpv-style spellings are accepted")
+    func mpvSpellings() throws {
+        #expect(try ControlCommand(arguments: ["seek", "90", "absolute+exact"]) == .seek(seconds: 90, mode: .absolute))
+        #expect(try ControlCommand(arguments: ["seek", 10]) == .seek(seconds: 10, mode: .relative))
+        #expect(try ControlCommand(arguments: ["cycle_pause"]) == .togglePause)
+        #expect(try ControlCommand(arguments: ["set_speed", "0.5"]) == .speed(0.5))
+    }
+
+    static let badLines: [(String, CowatchError.Code)] = [
+        ("{not json", .invalidJSON),
+        ("\u{1}\u{2}garbage", .invalidJSON),
+        ("[1,2,3]", .invalidRequest),
+        ("{\"request_id\": 1}", .invalidRequest),
+        ("{\"command\": \"pause\"}", .invalidRequest),
+        ("{\"command\": []}", .invalidRequest),
+        ("{\"command\": [7]}", .invalidRequest),
+        ("{\"command\": [\"fly\"]}", .unknownCommand),
+        ("{\"command\": [\"pause\", 1]}", .wrongArgumentCount),
+        ("{\"command\": [\"seek\"]}", .wrongArgumentCount),
+        ("{\"command\": [\"seek\", 1, \"absolute\", 3]}", .wrongArgumentCount),
+        ("{\"command\": [\"seek\", \"soon\"]}", .invalidArgument),
+        ("{\"command\": [\"seek\", \"nan\"]}", .invalidArgument),
+        ("{\"command\": [\"seek\", \"inf\"]}", .invalidArgument),
+        ("{\"command\": [\"seek\", true]}", .invalidArgument),
+        ("{\"command\": [\"seek\", -4, \"absolute\"]}", .invalidArgument),
+        ("{\"command\": [\"seek\", 4, \"sideways\"]}", .invalidArgument),
+        ("{\"command\": [\"seek\", 4, 5]}", .invalidArgument),
+        ("{\"command\": [\"speed\", -1]}", .invalidArgument),
+        ("{\"command\": [\"speed\", 0]}", .invalidArgument),
+        ("{\"command\": [\"speed\", 1000]}", .invalidArgument),
+        ("{\"command\": [\"speed\", null]}", .invalidArgument),
+        ("{\"command\": [\"get_property\", \"a b\"]}", .invalidArgument),
+        ("{\"command\": [\"get_property\", \"\"]}", .invalidArgument),
+        ("{\"command\": [\"get_property\", 3]}", .invalidArgument),
+    ]
+
+    @Test("bad input gets the documented code", arguments: badLines)
+    func badInput(line: String, code: CowatchError.Code) {
+        guard case .failure(_, let error) = ControlRequest.decode(line: Array(line.utf8)) else {
+            Issue.record("accepted \(line)")
+            return
+        }
+        #expect(error.code == code, "\(line) -> \(error)")
+        #expect(!error.message.isEmpty)
+    }
+
+    @Test("the request id survives a failed request")
+    func requestIDEchoedOnFailure() {
+        guard case .failure(let id, let error) = ControlRequest.decode(line: Array(#"{"command":["fly"],"request_id":9}"#.utf8))
+        else {
+            Issue.record("accepted")
+            return
+        }
+        #expect(id == 9)
+        #expect(ControlReply.failure(id, error).json["error"] == "unknown-command")
+        #expect(ControlReply.failure(id, error).json["request_id"] == 9)
+    }
+
+    @Test("replies and events round-trip")
+    func replyAndEventRoundTrip() throws {
+        let success = ControlReply.success(3, ["position": 1.5])
+        let failure = ControlReply.failure("a", CowatchError(.timeout, "slow"))
+        for reply in [success, failure] {
+            let parsed = try JSONValue.parse(reply.json.encoded())
+            #expect(ControlReply(json: parsed) == reply)
+        }
+        let event = ControlEvent(name: "notice", fields: ["participant": "bob", "from": 1, "to": 2.5])
+        #expect(ControlEvent(json: try JSONValue.parse(event.json.encoded())) == event)
+        #expect(ControlReply(json: event.json) == nil)
+    }
+
+    @Test("whole numbers print without a fraction, like mpv")
+    func integersPrintPlain() {
+        #expect(JSONValue.object(["a": 3, "b": 1.5, "c": .finite(.nan)]).jsonString == #"{"a":3,"b":1.5,"c":null}"#)
+    }
+
+    @Test("status round-trips with extra sections")
+    func statusRoundTrip() {
+        let status = PlayerStatus(
+            position: 12.5, paused: true, speed: 1, duration: 70, media: "/m.mkv", title: "m", name: "alice",
+            eof: false, extra: ["drift": ["error": 0.001]])
+        #expect(PlayerStatus(json: status.json) == status)
+    }
+}
+
+@Suite("Line framing")
+struct LineFramerTests {
+    @Test("splits lines, drops CR, keeps partial lines")
+    func splits() {
+        var framer = LineFramer(maxLineBytes: 100)
+        #expect(framer.feed(Array("ab\r\ncd\nef".utf8)) == [.line(Array("ab".utf8)), .line(Array("cd".utf8))])
+        #expect(framer.pendingByteCount == 2)
+        #expect(framer.feed(Array("\n".utf8)) == [.line(Array("ef".utf8))])
+    }
+
+    @Test("an over-long line is reported once and the next line still parses")
+    func tooLong() {
+        var framer = LineFramer(maxLineBytes: 4)
+        var items: [LineFramer.Item] = []
+        for byte in Array("abcdefghij\nok\n".utf8) { items += framer.feed([byte]) }
+        #expect(items == [.tooLong, .line(Array("ok".utf8))])
+        #expect(framer.pendingByteCount == 0)
+    }
+}
+
+@Suite("Media times")
+struct MediaTimeTests {
+    @Test(
+        "parses what people type",
+        arguments: [
+            ("90", 90.0, false), ("1:30", 90, false), ("1:02:03", 3723, false), ("+10", 10, true), ("-5", -5, true),
+            ("-1:30", -90, true), ("1:02:03.5", 3723.5, false), (" 7 ", 7, false),
+        ])
+    func parses(text: String, seconds: Double, relative: Bool) {
+        #expect(MediaTime.parse(text) == MediaTime.Argument(seconds: seconds, relative: relative))
+    }
+
+    @Test("rejects nonsense", arguments: ["", "abc", "1:75", "1:2:3:4", "nan", "inf", "+", "1e3", "1::2", "1.2.3"])
+    func rejects(text: String) {
+        #expect(MediaTime.parse(text) == nil)
+    }
+
+    @Test("formats like a player")
+    func formats() {
+        #expect(MediaTime.format(3723) == "1:02:03")
+        #expect(MediaTime.format(62.04) == "1:02")
+        #expect(MediaTime.format(62.04, fraction: 1) == "1:02.0")
+        #expect(MediaTime.format(-5) == "-0:05")
+        #expect(MediaTime.format(.nan) == "--:--")
+    }
+}
+
+@Suite("Participant names")
+struct ParticipantNameTests {
+    @Test("valid names pass", arguments: ["alice", "Bob-2", "a.b_c"])
+    func valid(name: String) throws {
+        #expect(try ParticipantName.validate(name) == name)
+    }
+
+    @Test("invalid names fail", arguments: ["", ".hidden", "a/b", "with space", String(repeating: "x", count: 33), "é"])
+    func invalid(name: String) {
+        #expect(throws: CowatchError(.invalidConfiguration, "")) { try ParticipantName.validate(name) }
+    }
+}

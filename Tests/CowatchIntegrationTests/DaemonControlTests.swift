@@ -1,0 +1,271 @@
+import CowatchClient
+import CowatchCore
+import Foundation
+import Testing
+
+/// One real `cowatchd` on a real file, driven through its control socket.
+/// Serialized: the checks use blocking sockets and timing, and the CI machine has two cores.
+@Suite("cowatchd over its control socket", .serialized)
+struct DaemonControlTests {
+    /// One frame at 25 fps, plus the few ms by which mpv's reported position can sit off the frame grid.
+    static let oneFrame = 0.040 + 0.005
+
+    func startDaemon(_ name: String = "alice", paused: Bool = true) throws -> DaemonProcess {
+        try DaemonProcess(name: name, media: try TestMedia.audioVideo(), extraArguments: paused ? ["--paused"] : [])
+    }
+
+    @Test("status reports position, paused, speed, duration, media, title, name, eof")
+    func status() throws {
+        let daemon = try startDaemon()
+        let client = try daemon.client()
+        let data = try client.request(.getStatus)
+        for key in ["position", "paused", "speed", "duration", "media", "title", "name", "eof", "protocol_version"] {
+            #expect(data[key] != nil, "missing \(key)")
+        }
+        let status = try #require(PlayerStatus(json: data))
+        #expect(status.name == "alice")
+        #expect(status.paused)
+        #expect(status.speed == 1)
+        #expect(abs((status.duration ?? 0) - 75) < 0.5)
+        #expect(status.media.hasSuffix("av-75s.mkv"))
+        #expect(status.title == "av-75s.mkv")
+        #expect(status.eof == false)
+        #expect(daemon.terminate() == 0)
+    }
+
+    @Test("play advances the position, pause holds it")
+    func playAndPause() throws {
+        let daemon = try startDaemon()
+        let client = try daemon.client()
+        let start = try client.status().position ?? -1
+        try client.request(.play)
+        let moving = try client.waitForStatus(timeout: 5) { ($0.position ?? 0) > start + 0.5 }
+        #expect(!moving.paused)
+        try client.request(.pause)
+        let held = try client.status().position ?? 0
+        usleep(400_000)
+        let later = try client.status()
+        #expect(later.paused)
+        #expect(abs((later.position ?? 0) - held) < 0.001)
+        try client.request(.togglePause)
+        #expect(try client.status().paused == false)
+    }
+
+    @Test("absolute and relative seeks land within one frame of the target")
+    func seeks() throws {
+        let daemon = try startDaemon()
+        let client = try daemon.client()
+        for target in [30.0, 61.0, 5.0, 44.44] {
+            let after = try #require(PlayerStatus(json: try client.request(.seek(seconds: target, mode: .absolute))))
+            #expect(abs((after.position ?? -1) - target) <= Self.oneFrame, "absolute \(target) -> \(after.position ?? -1)")
+        }
+        let from = try client.status().position ?? 0
+        let back = try #require(PlayerStatus(json: try client.request(.seek(seconds: -10, mode: .relative))))
+        #expect(abs((back.position ?? -1) - (from - 10)) <= Self.oneFrame)
+        let forward = try #require(PlayerStatus(json: try client.request(.seek(seconds: 20, mode: .relative))))
+        #expect(abs((forward.position ?? -1) - (from + 10)) <= Self.oneFrame)
+    }
+
+    @Test("speed changes the rate at which the position advances")
+    func speed() throws {
+        let daemon = try startDaemon()
+        let client = try daemon.client()
+        try client.request(.speed(2))
+        #expect(try client.status().speed == 2)
+        try client.request(.play)
+        try client.waitForStatus(timeout: 5) { ($0.position ?? 0) > 0.3 }
+        let p0 = try client.status().position ?? 0
+        let t0 = monotonicNow()
+        usleep(1_000_000)
+        let p1 = try client.status().position ?? 0
+        let rate = (p1 - p0) / (monotonicNow() - t0)
+        #expect(rate > 1.6 && rate < 2.4, "measured rate \(rate)")
+    }
+
+    @Test("two clients both see events caused by either")
+    func eventsReachEveryClient() throws {
+        let daemon = try startDaemon()
+        let first = try daemon.client()
+        let second = try daemon.client()
+        _ = try first.status()
+        _ = try second.status()
+        try first.request(.play)
+        for client in [first, second] {
+            let event = try client.waitForEvent(named: "state", timeout: 5) { $0.fields["paused"] == false }
+            #expect(event != nil)
+        }
+        try second.request(.seek(seconds: 20, mode: .absolute))
+        for client in [first, second] {
+            let event = try client.waitForEvent(named: "state", timeout: 5) {
+                abs(($0.fields["position"]?.numberValue ?? 0) - 20) < 0.5
+            }
+            #expect(event != nil)
+        }
+    }
+
+    @Test("bad input gets a stable error code and the connection stays usable")
+    func badInput() throws {
+        let daemon = try startDaemon()
+        let client = try daemon.client()
+        let cases: [(String, String)] = [
+            ("{oops", "invalid-json"),
+            ("\u{0}\u{7f}\u{1b}[2J", "invalid-json"),
+            ("42", "invalid-request"),
+            (#"{"command":"pause","request_id":1}"#, "invalid-request"),
+            (#"{"command":["explode"],"request_id":2}"#, "unknown-command"),
+            (#"{"command":["pause",1,2],"request_id":3}"#, "wrong-argument-count"),
+            (#"{"command":["seek","ten"],"request_id":4}"#, "invalid-argument"),
+            (#"{"command":["seek","NaN"],"request_id":5}"#, "invalid-argument"),
+            (#"{"command":["seek",1e999],"request_id":6}"#, "invalid-json"),
+            (#"{"command":["speed",-2],"request_id":7}"#, "invalid-argument"),
+            (#"{"command":["seek",-3,"absolute"],"request_id":8}"#, "invalid-argument"),
+            (#"{"command":["get_property","no-such-property"],"request_id":9}"#, "property-unavailable"),
+        ]
+        for (line, code) in cases {
+            try client.sendLine(Array(line.utf8))
+            let reply = try #require(try client.readReply(timeout: 5))
+            guard case .failure(let error) = reply.result else {
+                Issue.record("\(line) succeeded")
+                continue
+            }
+            #expect(error.code.rawValue == code, "\(line)")
+        }
+        // Still usable after all that.
+        #expect(try client.status().name == "alice")
+    }
+
+    @Test("an over-long line closes only that connection")
+    func overlongLine() throws {
+        let daemon = try startDaemon()
+        let victim = try daemon.client()
+        let bystander = try daemon.client()
+        _ = try bystander.status()
+        try victim.sendRaw([UInt8](repeating: UInt8(ascii: "a"), count: controlMaxLineBytes + 10))
+        let reply = try #require(try victim.readReply(timeout: 5))
+        #expect(reply.result.failureCode == "line-too-long")
+        #expect(throws: CowatchError.self) { _ = try victim.readLine(deadline: monotonicNow() + 5) }
+        #expect(try bystander.status().name == "alice")
+        #expect(try daemon.client().status().name == "alice")
+    }
+
+    @Test("a client that never reads does not stall the daemon")
+    func slowClient() throws {
+        let daemon = try startDaemon()
+        let sleeper = try daemon.client()
+        _ = sleeper  // connected, never reads
+        let client = try daemon.client()
+        for index in 0..<200 {
+            try client.request(.seek(seconds: Double(index % 50), mode: .absolute))
+        }
+        #expect(try client.status().name == "alice")
+    }
+
+    @Test("end of file holds at the end, sends end-of-file, and the daemon stays up")
+    func endOfFile() throws {
+        let daemon = try startDaemon()
+        let client = try daemon.client()
+        let duration = try client.status().duration ?? 75
+        try client.request(.seek(seconds: duration - 1, mode: .absolute))
+        try client.request(.play)
+        let event = try client.waitForEvent(named: "end-of-file", timeout: 10)
+        #expect(event != nil)
+        let status = try client.status()
+        #expect(status.eof)
+        #expect(abs((status.position ?? 0) - duration) < 0.5)
+        try client.request(.seek(seconds: 10, mode: .absolute))
+        #expect(try client.status().eof == false)
+    }
+
+    @Test("SIGTERM shuts down gracefully and removes the socket")
+    func sigterm() throws {
+        let daemon = try startDaemon()
+        #expect(FileManager.default.fileExists(atPath: daemon.controlPath))
+        #expect(daemon.terminate() == 0)
+        #expect(!FileManager.default.fileExists(atPath: daemon.controlPath))
+    }
+
+    @Test("quit stops the daemon and removes the socket")
+    func quit() throws {
+        let daemon = try startDaemon()
+        try daemon.client().request(.quit)
+        #expect(daemon.waitForExit(timeout: 10) == 0)
+        #expect(!FileManager.default.fileExists(atPath: daemon.controlPath))
+    }
+
+    @Test("a second daemon on a live socket refuses; a stale socket is replaced")
+    func socketOwnership() throws {
+        let first = try startDaemon()
+        let second = try DaemonProcess(
+            name: "alice", media: try TestMedia.audioVideo(), directory: first.directory, waitUntilReady: false)
+        #expect(second.waitForExit(timeout: 20) == 1)
+        #expect(second.stderr.contains("already running") || second.stderr.contains("another cowatchd"))
+        #expect(try first.client().status().name == "alice")
+
+        // Kill the first without letting it clean up: its socket file stays behind, stale.
+        kill(first.process.processIdentifier, SIGKILL)
+        first.process.waitUntilExit()
+        #expect(FileManager.default.fileExists(atPath: first.controlPath))
+        let third = try DaemonProcess(name: "alice", media: try TestMedia.audioVideo(), directory: first.directory)
+        #expect(try third.client().status().name == "alice")
+    }
+
+    @Test("media that does not exist: one clear line, non-zero exit")
+    func missingMedia() throws {
+        let daemon = try DaemonProcess(name: "ghost", media: "/nonexistent/film.mkv", waitUntilReady: false)
+        let status = daemon.waitForExit(timeout: 20)
+        #expect(status != nil && status != 0)
+        let lines = daemon.stderr.split(separator: "\n")
+        #expect(lines.count == 1, "\(daemon.stderr)")
+        #expect(daemon.stderr.contains("/nonexistent/film.mkv"))
+        #expect(daemon.stderr.contains("failed"))
+        #expect(!FileManager.default.fileExists(atPath: daemon.controlPath))
+    }
+
+    @Test("the CLI drives the daemon and fails clearly when none runs")
+    func cli() throws {
+        let daemon = try startDaemon()
+        let run = { (arguments: [String]) throws -> (Int32, String, String) in
+            try runProcess(try Binaries.path("cowatch"), arguments + ["--socket", daemon.controlPath])
+        }
+        let (seekStatus, _, _) = try run(["seek", "1:02"])
+        #expect(seekStatus == 0)
+        #expect(abs((try daemon.client().status().position ?? 0) - 62) <= Self.oneFrame)
+        let (relStatus, _, _) = try run(["seek", "-10"])
+        #expect(relStatus == 0)
+        #expect(abs((try daemon.client().status().position ?? 0) - 52) <= Self.oneFrame)
+        let (_, json, _) = try run(["status", "--json"])
+        #expect(PlayerStatus(json: try JSONValue.parse(Array(json.utf8)))?.name == "alice")
+        let (_, text, _) = try run(["status"])
+        #expect(text.contains("paused at 0:52"))
+        let (speedStatus, _, _) = try run(["speed", "1.5"])
+        #expect(speedStatus == 0)
+        #expect(try daemon.client().status().speed == 1.5)
+        daemon.terminate()
+        let (downStatus, _, downError) = try run(["status"])
+        #expect(downStatus == 1)
+        #expect(downError.hasPrefix("cowatch: no cowatchd is listening"))
+        #expect(downError.split(separator: "\n").count == 1)
+    }
+}
+
+extension Result where Failure == CowatchError {
+    var failureCode: String? {
+        if case .failure(let error) = self { error.code.rawValue } else { nil }
+    }
+}
+
+/// Runs a program to completion; returns status, stdout, stderr.
+func runProcess(_ path: String, _ arguments: [String]) throws -> (Int32, String, String) {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: path)
+    process.arguments = arguments
+    let out = Pipe()
+    let err = Pipe()
+    process.standardOutput = out
+    process.standardError = err
+    try process.run()
+    let output = out.fileHandleForReading.readDataToEndOfFile()
+    let error = err.fileHandleForReading.readDataToEndOfFile()
+    process.waitUntilExit()
+    return (process.terminationStatus, String(decoding: output, as: UTF8.self), String(decoding: error, as: UTF8.self))
+}

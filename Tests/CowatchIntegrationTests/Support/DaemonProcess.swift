@@ -1,0 +1,108 @@
+import CowatchClient
+import CowatchCore
+import Foundation
+
+/// A real `cowatchd` process, headless, with its own control socket in a fresh directory.
+final class DaemonProcess {
+    let name: String
+    let controlPath: String
+    let process = Process()
+    let stderrPath: String
+    let directory: String
+
+    /// Starts `cowatchd` and waits until its control socket answers (or the process exits).
+    init(name: String, media: String, extraArguments: [String] = [], directory: String? = nil, waitUntilReady: Bool = true)
+        throws
+    {
+        self.name = name
+        self.directory = directory ?? Self.makeDirectory()
+        controlPath = self.directory + "/\(name).sock"
+        stderrPath = self.directory + "/\(name).stderr"
+        _ = FileManager.default.createFile(atPath: stderrPath, contents: nil)
+        process.executableURL = URL(fileURLWithPath: try Binaries.path("cowatchd"))
+        process.arguments =
+            ["--media", media, "--name", name, "--control", controlPath, "--mpv", "vo=null", "--mpv", "ao=null"]
+            + extraArguments
+        var environment = ProcessInfo.processInfo.environment
+        environment["XDG_CONFIG_HOME"] = self.directory  // no personal config file leaks in
+        process.environment = environment
+        process.standardError = FileHandle(forWritingAtPath: stderrPath)
+        process.standardOutput = FileHandle.nullDevice
+        try process.run()
+        if waitUntilReady { try awaitReady() }
+    }
+
+    static func makeDirectory() -> String {
+        let path = "/tmp/cowatch-it-\(getpid())-\(UUID().uuidString.prefix(8))"
+        try? FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+        return path
+    }
+
+    func awaitReady(timeout: Double = 20) throws {
+        let deadline = monotonicNow() + timeout
+        while monotonicNow() < deadline {
+            if ControlClient.isListening(path: controlPath) { return }
+            if !process.isRunning { throw TestFailure("cowatchd \(name) exited early: \(stderr)") }
+            usleep(20_000)
+        }
+        throw TestFailure("cowatchd \(name) did not open its control socket in \(timeout) s: \(stderr)")
+    }
+
+    func client() throws -> ControlClient { try ControlClient(path: controlPath) }
+
+    var stderr: String { (try? String(contentsOfFile: stderrPath, encoding: .utf8)) ?? "" }
+
+    /// Sends SIGTERM and waits for the exit status (nil if it did not exit in time).
+    @discardableResult
+    func terminate(timeout: Double = 10) -> Int32? {
+        if process.isRunning { process.terminate() }
+        return waitForExit(timeout: timeout)
+    }
+
+    func waitForExit(timeout: Double) -> Int32? {
+        let deadline = monotonicNow() + timeout
+        while process.isRunning && monotonicNow() < deadline { usleep(10_000) }
+        if process.isRunning {
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+            return nil
+        }
+        return process.terminationStatus
+    }
+
+    deinit {
+        if process.isRunning {
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+        }
+    }
+}
+
+extension ControlClient {
+    /// The next reply line, skipping events.
+    func readReply(timeout: Double) throws -> ControlReply? {
+        let deadline = monotonicNow() + timeout
+        while true {
+            let value = try readJSON(deadline: deadline)
+            if let reply = ControlReply(json: value) { return reply }
+        }
+    }
+
+    func status() throws -> PlayerStatus {
+        guard let status = PlayerStatus(json: try request(.getStatus)) else { throw TestFailure("bad status") }
+        return status
+    }
+
+    /// Polls `get_status` until the predicate holds; returns the last status.
+    @discardableResult
+    func waitForStatus(timeout: Double, _ predicate: (PlayerStatus) -> Bool) throws -> PlayerStatus {
+        let deadline = monotonicNow() + timeout
+        var last = try status()
+        while !predicate(last) {
+            guard monotonicNow() < deadline else { throw TestFailure("condition not met in \(timeout) s; last: \(last)") }
+            usleep(20_000)
+            last = try status()
+        }
+        return last
+    }
+}

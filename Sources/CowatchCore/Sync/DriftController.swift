@@ -1,0 +1,81 @@
+/// Decides how to bring a player back onto the group timeline.
+///
+/// Small errors are corrected by playing slightly faster or slower (quantised to `speedStep` so
+/// mpv's speed changes only when the correction really changes: each change costs scaletempo2 a
+/// little work); large errors by seeking. The speed correction is proportional: an error `e`
+/// asks for `rate * (1 - e / correctionTime)`, clamped to `maxAdjust`, which removes the error
+/// with time constant `correctionTime` and returns to the group rate as it vanishes.
+///
+/// Threading: a value type; one owner.
+public struct DriftController: Sendable {
+    public struct Configuration: Sendable, Equatable {
+        /// Seconds: past this error, seek instead of nudging. Default 0.25 s.
+        public var seekThreshold: Double
+        /// Seconds: the time constant of speed correction. Default 0.5 s.
+        public var correctionTime: Double
+        /// Largest relative speed change used for correction. Default 0.05 (±5 %).
+        public var maxAdjust: Double
+        /// Speed corrections are multiples of this. Default 0.001 (0.1 %).
+        public var speedStep: Double
+        /// Seconds after a seek during which no new seek is ordered (the player is settling). Default 1 s.
+        public var seekCooldown: Double
+        /// Seconds added to a seek target while playing, for the time the seek itself takes. Default 0.03 s.
+        public var seekLead: Double
+
+        public init(
+            seekThreshold: Double = 0.25, correctionTime: Double = 0.5, maxAdjust: Double = 0.05,
+            speedStep: Double = 0.001, seekCooldown: Double = 1.0, seekLead: Double = 0.03
+        ) {
+            self.seekThreshold = seekThreshold
+            self.correctionTime = correctionTime
+            self.maxAdjust = maxAdjust
+            self.speedStep = speedStep
+            self.seekCooldown = seekCooldown
+            self.seekLead = seekLead
+        }
+    }
+
+    public enum Decision: Sendable, Equatable {
+        /// Play at this speed (the group rate, or a nudged one).
+        case speed(Double)
+        /// Seek to this media position.
+        case seek(Double)
+    }
+
+    public let configuration: Configuration
+    private var lastSeekAt: Double = -.infinity
+    /// Corrections ordered so far (for reports and benchmarks).
+    public private(set) var nudges = 0
+    public private(set) var seeks = 0
+    private var lastSpeed: Double?
+
+    public init(configuration: Configuration = .init()) {
+        self.configuration = configuration
+    }
+
+    /// - Parameters:
+    ///   - error: actual minus expected position, seconds (positive: this player is ahead).
+    ///   - expected: the expected position now.
+    ///   - rate: the group rate.
+    ///   - now: local seconds (for the seek cooldown).
+    public mutating func update(error: Double, expected: Double, rate: Double, now: Double) -> Decision {
+        if abs(error) > configuration.seekThreshold && now - lastSeekAt >= configuration.seekCooldown {
+            lastSeekAt = now
+            seeks += 1
+            lastSpeed = nil
+            return .seek(expected + rate * configuration.seekLead)
+        }
+        let wanted = -error / configuration.correctionTime
+        let clamped = min(configuration.maxAdjust, max(-configuration.maxAdjust, wanted))
+        let steps = (clamped / configuration.speedStep).rounded()
+        let speed = rate * (1 + steps * configuration.speedStep)
+        if speed != lastSpeed && steps != 0 { nudges += 1 }
+        lastSpeed = speed
+        return .speed(speed)
+    }
+
+    /// Forget the last speed (after the player's speed was set from elsewhere).
+    public mutating func reset() {
+        lastSpeed = nil
+    }
+}

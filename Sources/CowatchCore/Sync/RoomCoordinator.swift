@@ -1,0 +1,263 @@
+/// One participant's side of the room: clock sync, the group timeline, turning local intents into
+/// group actions, and reconciling the player with the timeline.
+///
+/// A state machine in the style of our other cores: every event method returns `Action`s for the
+/// shell (the daemon) to carry out, and time is a parameter (`now`, local monotonic seconds), so
+/// it is tested with a manual clock and a simulated player.
+///
+/// Threading: a value type; one owner (the daemon's room actor) calls it.
+public struct RoomCoordinator: Sendable {
+    public struct Configuration: Sendable, Equatable {
+        /// Drift correction thresholds and gains.
+        public var drift: DriftController.Configuration
+        /// Clock estimation (probe schedule, window).
+        public var clock: ReferenceClockEstimator.Configuration
+        /// Seconds between `report` messages to the server. Default 1 s.
+        public var reportInterval: Double
+        /// Seconds a local action may wait for the server's answer before reconciling resumes. Default 3 s.
+        public var actionTimeout: Double
+        /// Seconds: a held (paused) player closer than this to the group's position is not re-seeked. Default 0.002 s.
+        public var snapTolerance: Double
+        /// Seconds: a held player within this of the target counts as landed (ready). Default 0.05 s.
+        public var readyTolerance: Double
+
+        public init(
+            drift: DriftController.Configuration = .init(), clock: ReferenceClockEstimator.Configuration = .init(),
+            reportInterval: Double = 1, actionTimeout: Double = 3, snapTolerance: Double = 0.002,
+            readyTolerance: Double = 0.05
+        ) {
+            self.drift = drift
+            self.clock = clock
+            self.reportInterval = reportInterval
+            self.actionTimeout = actionTimeout
+            self.snapTolerance = snapTolerance
+            self.readyTolerance = readyTolerance
+        }
+    }
+
+    /// What the player looks like right now.
+    public struct PlayerSample: Sendable, Equatable {
+        /// The fine media position (audio-pts with audio, the frame clock without), at local time `at`.
+        public var position: Double
+        public var at: Double
+        public var paused: Bool
+        public var speed: Double
+        /// A seek is in flight (issued, not yet landed).
+        public var seeking: Bool
+
+        public init(position: Double, at: Double, paused: Bool, speed: Double, seeking: Bool) {
+            self.position = position
+            self.at = at
+            self.paused = paused
+            self.speed = speed
+            self.seeking = seeking
+        }
+    }
+
+    public enum PlayerCommand: Sendable, Equatable {
+        case setPaused(Bool)
+        case seek(to: Double)
+        case setSpeed(Double)
+    }
+
+    public enum Action: Sendable, Equatable {
+        case send(ClientMessage)
+        case player(PlayerCommand)
+        /// Show and publish: who did what.
+        case notice(Notice)
+        /// The server applied our action `id`.
+        case actionApplied(id: Int)
+        /// We are in the room.
+        case joined(ServerMessage.Welcome)
+        case participants([ParticipantInfo])
+        /// The server refused or failed; the session is over.
+        case failed(CowatchError)
+    }
+
+    public let configuration: Configuration
+    public let name: String
+    public let room: String
+    public private(set) var estimator: ReferenceClockEstimator
+    public private(set) var drift: DriftController
+    public private(set) var timelines: TimelinePair?
+    public private(set) var participants: [ParticipantInfo] = []
+    /// The last measured error against the timeline (positive: ahead), seconds.
+    public private(set) var lastError: Double?
+
+    private var outstandingProbes: [Int: Double] = [:]
+    private var nextProbeID = 0
+    private var lastProbeSent: Double?
+    private var nextActionID = 0
+    private var pendingActions: [Int: Double] = [:]
+    private var snappedSeq: Int?
+    private var readySentSeq: Int?
+    private var lastReportAt: Double = -.infinity
+
+    public init(name: String, room: String, configuration: Configuration = .init()) {
+        self.name = name
+        self.room = room
+        self.configuration = configuration
+        self.estimator = ReferenceClockEstimator(configuration: configuration.clock)
+        self.drift = DriftController(configuration: configuration.drift)
+    }
+
+    public var isJoined: Bool { timelines != nil }
+
+    /// Connection is up: say hello and start the clock burst.
+    public mutating func connected(now: Double, mediaTitle: String?, mediaDuration: Double?) -> [Action] {
+        estimator.reset()
+        outstandingProbes = [:]
+        lastProbeSent = nil
+        var actions: [Action] = [
+            .send(.hello(.init(room: room, name: name, mediaTitle: mediaTitle, mediaDuration: mediaDuration)))
+        ]
+        actions += probeIfDue(now: now)
+        return actions
+    }
+
+    // MARK: Server messages
+
+    public mutating func received(_ message: ServerMessage, now: Double) -> [Action] {
+        switch message {
+        case .timeReply(let id, let t1, let t2, let t3):
+            guard outstandingProbes.removeValue(forKey: id) == t1 else { return [] }
+            estimator.add(ClockSample(t1: t1, t2: t2, t3: t3, t4: now))
+            return []
+        case .welcome(let welcome):
+            timelines = TimelinePair(welcome.timeline)
+            participants = welcome.participants
+            snappedSeq = nil
+            readySentSeq = nil
+            return [.joined(welcome), .participants(welcome.participants)]
+        case .applied(let timeline, let notice, let actionID):
+            var actions: [Action] = []
+            if var pair = timelines {
+                let reference = estimator.estimate(atLocal: now)?.reference(atLocal: now) ?? timeline.reference
+                if pair.advance(to: timeline, at: reference) { timelines = pair }
+            } else {
+                timelines = TimelinePair(timeline)
+            }
+            if let notice {
+                if notice.actor == name, let actionID {
+                    pendingActions[actionID] = nil
+                    actions.append(.actionApplied(id: actionID))
+                }
+                actions.append(.notice(notice))
+            }
+            drift.reset()
+            return actions
+        case .notice(let notice):
+            return [.notice(notice)]
+        case .participants(let list):
+            participants = list
+            return [.participants(list)]
+        case .error(let code, let message):
+            return [.failed(CowatchError(CowatchError.Code(rawValue: code), message))]
+        }
+    }
+
+    // MARK: Local intents
+
+    /// The local user (control socket or mpv window) wants `kind`. `position` is this player's
+    /// position now (for pause: the frame it stopped on); returns the message to send and the id
+    /// the server will echo.
+    public mutating func request(
+        _ kind: ActionKind, position: Double?, from: Double? = nil, rate: Double? = nil, now: Double
+    ) -> (id: Int, actions: [Action]) {
+        nextActionID += 1
+        let id = nextActionID
+        pendingActions[id] = now
+        let request = ClientMessage.ActionRequest(
+            id: id, kind: kind, position: position.map { max(0, $0) }, from: from.map { max(0, $0) }, rate: rate)
+        return (id, [.send(.action(request))])
+    }
+
+    /// True while one of our actions awaits the server: the player shows the user's intent, and
+    /// reconciling it back to the old timeline would flicker.
+    public func hasPendingAction(now: Double) -> Bool {
+        pendingActions.values.contains { now - $0 < configuration.actionTimeout }
+    }
+
+    // MARK: The loop
+
+    /// Reference time now, if the clock is estimated.
+    public func referenceTime(atLocal now: Double) -> Double? {
+        estimator.estimate(atLocal: now)?.reference(atLocal: now)
+    }
+
+    /// The group's expected position at local time `now`.
+    public func expectedPosition(atLocal now: Double) -> Double? {
+        guard let timelines, let reference = referenceTime(atLocal: now) else { return nil }
+        return timelines.expected(at: reference).position
+    }
+
+    /// Local time at which the timeline next changes by itself (a scheduled play or speed change),
+    /// so the shell can wake exactly then.
+    public func nextTransition(afterLocal now: Double) -> Double? {
+        guard let timelines, let estimate = estimator.estimate(atLocal: now) else { return nil }
+        let at = estimate.local(atReference: timelines.current.reference)
+        return at > now ? at : nil
+    }
+
+    /// Runs periodically (and at transitions): clock probes, reports, and reconciling the player.
+    public mutating func tick(now: Double, sample: PlayerSample?) -> [Action] {
+        var actions = probeIfDue(now: now)
+        outstandingProbes = outstandingProbes.filter { now - $0.value < 5 }
+        pendingActions = pendingActions.filter { now - $0.value < configuration.actionTimeout }
+        guard let sample, let timelines, let estimate = estimator.estimate(atLocal: now) else { return actions }
+
+        let reference = estimate.reference(atLocal: sample.at)
+        let ruling = timelines.ruling(at: reference)
+        let expected = timelines.expected(at: reference)
+
+        if !sample.seeking && !hasPendingAction(now: now) {
+            actions += reconcile(sample: sample, ruling: ruling, expected: expected, now: now)
+        }
+        if now - lastReportAt >= configuration.reportInterval {
+            lastReportAt = now
+            actions.append(.send(.report(drift: lastError, rtt: estimate.roundTrip)))
+        }
+        return actions
+    }
+
+    private mutating func reconcile(
+        sample: PlayerSample, ruling: GroupTimeline, expected: (position: Double, playing: Bool, rate: Double), now: Double
+    ) -> [Action] {
+        var actions: [Action] = []
+        let error = sample.position - expected.position
+        lastError = error
+        if !expected.playing {
+            if !sample.paused { actions.append(.player(.setPaused(true))) }
+            if abs(sample.speed - ruling.rate) > 1e-9 { actions.append(.player(.setSpeed(ruling.rate))) }
+            if snappedSeq != ruling.seq {
+                snappedSeq = ruling.seq
+                if abs(error) > configuration.snapTolerance {
+                    actions.append(.player(.seek(to: expected.position)))
+                    return actions
+                }
+            }
+            if ruling.holding && readySentSeq != ruling.seq && abs(error) <= configuration.readyTolerance {
+                readySentSeq = ruling.seq
+                actions.append(.send(.ready(seq: ruling.seq)))
+            }
+            return actions
+        }
+        snappedSeq = nil
+        switch drift.update(error: error, expected: expected.position, rate: expected.rate, now: now) {
+        case .seek(let target):
+            actions.append(.player(.seek(to: target)))
+        case .speed(let speed):
+            if abs(sample.speed - speed) > 1e-9 { actions.append(.player(.setSpeed(speed))) }
+        }
+        if sample.paused { actions.append(.player(.setPaused(false))) }
+        return actions
+    }
+
+    private mutating func probeIfDue(now: Double) -> [Action] {
+        if let last = lastProbeSent, now < estimator.nextProbe(after: last) { return [] }
+        lastProbeSent = now
+        nextProbeID += 1
+        outstandingProbes[nextProbeID] = now
+        return [.send(.timeRequest(id: nextProbeID, t1: now))]
+    }
+}

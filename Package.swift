@@ -32,7 +32,7 @@ let package = Package(
         // I/O shell around libmpv.
         .target(
             name: "CowatchMpv",
-            dependencies: ["CMpv", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["CMpv", "CowatchCore", .product(name: "Logging", package: "swift-log")],
             swiftSettings: strict
         ),
         // I/O shells on sockets: the control socket and the room network.
@@ -81,15 +81,20 @@ let package = Package(
             ],
             swiftSettings: strict
         ),
+        // Real processes, real media and skew measurement, for integration tests and the benchmark.
+        .target(name: "CowatchTestSupport", dependencies: ["CowatchClient", "CowatchCore"], swiftSettings: strict),
         .executableTarget(
             name: "cowatch-bench",
-            dependencies: ["CowatchClient", "CowatchCore", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            dependencies: [
+                "CowatchTestSupport", "CowatchClient", "CowatchCore",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
             swiftSettings: strict
         ),
         .testTarget(name: "CowatchCoreTests", dependencies: ["CowatchCore"], swiftSettings: strict),
         .testTarget(
             name: "CowatchIntegrationTests",
-            dependencies: ["CowatchClient", "CowatchCore"],
+            dependencies: ["CowatchTestSupport", "CowatchClient", "CowatchCore"],
             swiftSettings: strict
         ),
     ]

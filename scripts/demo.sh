@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# The main job: a film (generated, or the one given), headless cowatchd, driven through its
-# control socket by the cowatch CLI, with every event printed as it happens.
+# The main job: a local room of three headless viewers on a film (generated, or the one given).
+# A room server starts, alice, bob and carol join, each does something, every notice is printed
+# as the viewers see it, and the measured skew between the players is printed after each step.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bin=.build/debug
@@ -23,23 +24,49 @@ pids=()
 cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; }
 trap cleanup EXIT
 
-echo "== starting cowatchd (headless) on $media"
-$bin/cowatchd --media "$media" --name alice --paused --mpv vo=null --mpv ao=null &
+echo "== room server on 127.0.0.1 (port chosen by the system)"
+$bin/cowatch-server --listen 127.0.0.1:0 > "$out/server.out" 2> "$out/server.log" &
 pids+=($!)
-for _ in $(seq 100); do $bin/cowatch status --name alice >/dev/null 2>&1 && break; sleep 0.1; done
+for _ in $(seq 100); do grep -q listening "$out/server.out" 2>/dev/null && break; sleep 0.1; done
+address=$(sed -n 's/.*listening on //p' "$out/server.out" | head -1)
+echo "   $(head -1 "$out/server.out")"
 
-$bin/cowatch events --name alice | sed -u 's/^/   event: /' &
+for who in alice bob carol; do
+  echo "== $who joins room movie-night with $media (headless)"
+  $bin/cowatchd --media "$media" --name "$who" --join "$address" --room movie-night \
+    --mpv vo=null --mpv ao=null 2> "$out/$who.log" &
+  pids+=($!)
+  for _ in $(seq 100); do $bin/cowatch status --name "$who" >/dev/null 2>&1 && break; sleep 0.1; done
+done
+sleep 1
+echo "== what alice sees, as it happens:"
+$bin/cowatch events --name alice | grep --line-buffered -v '^playing at\|^paused at\|^at the end' | sed -u 's/^/   alice sees: /' &
 pids+=($!)
-sleep 0.3
-step() { echo "== cowatch $*"; $bin/cowatch "$@" --name alice | sed 's/^/   /'; sleep "${PAUSE:-1}"; }
-step status
-step play
-step seek 1:00
-step seek -10
-step speed 1.5
-step pause
-step speed 1
-step status
-echo "== raw JSON over the socket (as socat would send it)"
-$bin/cowatch get time-pos --name alice --json | sed 's/^/   time-pos: /'
-echo "== done"
+sleep 0.5
+
+skew() {
+  $bin/cowatch-bench skew --socket "$XDG_RUNTIME_DIR/cowatch/alice.sock" --socket "$XDG_RUNTIME_DIR/cowatch/bob.sock" \
+    --socket "$XDG_RUNTIME_DIR/cowatch/carol.sock" --rate "${1:-1}" | sed 's/^/   measured /'
+}
+step() { who=$1; shift; echo "== $who: cowatch $*"; $bin/cowatch "$@" --name "$who" >/dev/null; sleep "${PAUSE:-2}"; }
+
+step carol participants
+$bin/cowatch participants --name carol | sed 's/^/   /'
+step alice play
+skew
+step bob pause
+for who in alice bob carol; do echo "   $who: $($bin/cowatch status --name "$who" | sed -n 2p | sed 's/^ *//')"; done
+step carol seek 1:00
+step alice play
+skew
+step bob seek -20
+skew
+step carol speed 1.25
+skew 1.25
+echo "== dave joins late"
+$bin/cowatchd --media "$media" --name dave --join "$address" --room movie-night --mpv vo=null --mpv ao=null 2> "$out/dave.log" &
+pids+=($!)
+sleep 3
+$bin/cowatch-bench skew --socket "$XDG_RUNTIME_DIR/cowatch/alice.sock" --socket "$XDG_RUNTIME_DIR/cowatch/dave.sock" --rate 1.25 | sed 's/^/   alice vs dave: /'
+$bin/cowatch participants --name alice | sed 's/^/   /'
+echo "== done (logs in $out/)"

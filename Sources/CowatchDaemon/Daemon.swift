@@ -38,12 +38,25 @@ public enum Daemon {
             let control = ControlServer(
                 path: configuration.controlPath, handler: controller, events: hub, logger: logger)
             let lifetime = PlayerLifetimeService(controller: controller)
+            var services: [ServiceGroupConfiguration.ServiceConfiguration] = []
+            if let room = configuration.room {
+                if let port = room.hostPort {
+                    // The embedded room server starts first so our own session can join it.
+                    let server = RoomServer(host: room.hostAddress ?? "0.0.0.0", port: port, logger: logger)
+                    services.append(.init(service: server))
+                }
+                let session = RoomSession(
+                    player: player, configuration: configuration, room: room, events: hub, logger: logger)
+                let playerEvents = await controller.attach(room: session)
+                services.append(.init(service: RoomSessionService(session: session, playerEvents: playerEvents)))
+            }
+            services += [
+                .init(service: control, successTerminationBehavior: .gracefullyShutdownGroup),
+                .init(service: lifetime, successTerminationBehavior: .gracefullyShutdownGroup),
+            ]
             let group = ServiceGroup(
                 configuration: .init(
-                    services: [
-                        .init(service: control, successTerminationBehavior: .gracefullyShutdownGroup),
-                        .init(service: lifetime, successTerminationBehavior: .gracefullyShutdownGroup),
-                    ],
+                    services: services,
                     gracefulShutdownSignals: [.sigterm, .sigint],
                     logger: logger))
             await controller.setShutdownHandler { await group.triggerGracefulShutdown() }
@@ -72,5 +85,33 @@ struct PlayerLifetimeService: Service {
         } onGracefulShutdown: {
             Task { await controller.stopWaitingForPlayerEnd() }
         }
+    }
+}
+
+/// Runs the room session (and feeds it player events) until graceful shutdown; leaving the
+/// room is closing the connection, which the server announces as "leave".
+struct RoomSessionService: Service {
+    let session: RoomSession
+    let playerEvents: AsyncStream<MpvEvent>
+
+    /// Throws the server's refusal (e.g. `name-taken`), which ends the daemon with that message.
+    func run() async throws {
+        let refusal = await cancelWhenGracefulShutdown {
+            await withTaskGroup(of: CowatchError?.self) { group in
+                group.addTask {
+                    await session.consume(playerEvents)
+                    return nil
+                }
+                group.addTask { await session.run() }
+                for await result in group {
+                    if let result {
+                        group.cancelAll()
+                        return result
+                    }
+                }
+                return nil
+            }
+        }
+        if let refusal = refusal ?? nil { throw refusal }
     }
 }

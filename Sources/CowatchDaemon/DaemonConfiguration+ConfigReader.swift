@@ -13,6 +13,9 @@ public struct DaemonFlags: Sendable {
     public var osd: Bool?
     public var config: String?
     public var logLevel: String?
+    public var host: String?
+    public var join: String?
+    public var room: String?
     public init() {}
 }
 
@@ -56,6 +59,9 @@ extension DaemonConfiguration {
         put("paused", flags.paused.map(ConfigContent.bool))
         put("osd", flags.osd.map(ConfigContent.bool))
         put("log-level", flags.logLevel.map(ConfigContent.string))
+        put("host", flags.host.map(ConfigContent.string))
+        put("join", flags.join.map(ConfigContent.string))
+        put("room", flags.room.map(ConfigContent.string))
         let flagReader = ConfigReader(provider: InMemoryProvider(name: "flags", values: flagValues))
         let layered = LayeredConfig(sources: [("flag", flagReader), ("environment", env), ("config file \(filePath)", file)])
 
@@ -86,7 +92,45 @@ extension DaemonConfiguration {
             }
             configuration.logLevel = level
         }
+        configuration.room = try loadRoom(layered)
         return configuration
+    }
+}
+
+extension DaemonConfiguration {
+    /// `host`, `join`, `room` and the `drift.*` keys. `--host [ADDR:]PORT` runs the room server
+    /// inside this daemon (default address 0.0.0.0) and joins it over loopback.
+    static func loadRoom(_ layered: LayeredConfig) throws(CowatchError) -> RoomSettings? {
+        let host = try layered.string("host")
+        let join = try layered.string("join")
+        let roomName = try layered.string("room") ?? "cowatch"
+        guard WireReaderNames.isRoomName(roomName) else {
+            throw CowatchError(.invalidConfiguration, "room \"\(roomName.prefix(70))\" must be 1–64 letters, digits, '.', '_' or '-'")
+        }
+        var settings: RoomSettings
+        switch (host, join) {
+        case (nil, nil):
+            return nil
+        case (.some, .some):
+            throw CowatchError(.invalidConfiguration, "use either --host or --join, not both")
+        case (let host?, nil):
+            let endpoint = try RoomSettings.endpoint(host, defaultHost: "0.0.0.0")
+            settings = RoomSettings(
+                room: roomName, serverHost: "127.0.0.1", serverPort: endpoint.port, hostAddress: endpoint.host,
+                hostPort: endpoint.port)
+        case (nil, let join?):
+            let endpoint = try RoomSettings.endpoint(join, defaultHost: nil)
+            guard endpoint.port > 0 else { throw CowatchError(.invalidConfiguration, "--join needs a port") }
+            settings = RoomSettings(room: roomName, serverHost: endpoint.host, serverPort: endpoint.port)
+        }
+        settings.drift.seekThreshold = try layered.positive("drift.seek-threshold") ?? settings.drift.seekThreshold
+        settings.drift.correctionTime = try layered.positive("drift.correction-time") ?? settings.drift.correctionTime
+        settings.drift.maxAdjust = try layered.positive("drift.max-adjust") ?? settings.drift.maxAdjust
+        settings.tickInterval = try layered.positive("drift.interval") ?? settings.tickInterval
+        guard settings.drift.maxAdjust < 0.5 else {
+            throw CowatchError(.invalidConfiguration, "drift.max-adjust must be below 0.5")
+        }
+        return settings
     }
 }
 

@@ -23,6 +23,8 @@ public struct DaemonConfiguration: Sendable, Equatable {
     public var openTimeout: Double
     /// Log level for stderr: trace, debug, info, notice, warning, error, critical. Default warning.
     public var logLevel: String
+    /// The room to watch in, when `--join` or `--host` is given; nil plays alone.
+    public var room: RoomSettings?
 
     public struct MpvOption: Sendable, Equatable {
         public var name: String
@@ -79,7 +81,8 @@ public struct DaemonConfiguration: Sendable, Equatable {
             ("input-vo-keyboard", "yes"),
             ("osc", "yes"),
             ("title", "cowatch: \(name) — ${media-title}"),
-            ("pause", startPaused ? "yes" : "no"),
+            // In a room the group timeline decides when to play: start held.
+            ("pause", startPaused || room != nil ? "yes" : "no"),
         ]
         options += mpvOptions.map { ($0.name, $0.value) }
         return options

@@ -24,12 +24,23 @@ public actor PlayerController: ControlRequestHandler {
     private var eof = false
     private var playerEnded = false
     private var endWaiters: [CheckedContinuation<Void, Never>] = []
+    private var room: RoomSession?
+    private var roomEvents: AsyncStream<MpvEvent>.Continuation?
 
     public init(player: MpvPlayer, configuration: DaemonConfiguration, events: EventHub, logger: Logger) {
         self.player = player
         self.configuration = configuration
         self.events = events
         self.logger = logger
+    }
+
+    /// Puts the player under a room's control: playback commands become group actions, and the
+    /// session sees every player event (in order) to tell its own changes from the user's.
+    func attach(room: RoomSession) -> AsyncStream<MpvEvent> {
+        self.room = room
+        let (stream, continuation) = AsyncStream.makeStream(of: MpvEvent.self)
+        roomEvents = continuation
+        return stream
     }
 
     /// Called for the `quit` command and when mpv goes away.
@@ -75,6 +86,7 @@ public actor PlayerController: ControlRequestHandler {
             handle(event)
         }
         playerEnded = true
+        roomEvents?.finish()
         finishLoad(.failure(CowatchError(.mediaUnavailable, "the player quit while opening \(configuration.media)")))
         for waiter in restartWaiters.values { waiter.resume(returning: false) }
         restartWaiters = [:]
@@ -95,6 +107,7 @@ public actor PlayerController: ControlRequestHandler {
     }
 
     private func handle(_ event: MpvEvent) {
+        roomEvents?.yield(event)
         switch event {
         case .fileLoaded:
             finishLoad(.success(()))
@@ -160,6 +173,12 @@ public actor PlayerController: ControlRequestHandler {
 
     // MARK: Status
 
+    private func statusWithRoom() async -> PlayerStatus {
+        var status = currentStatus()
+        if let room { status.extra = await room.statusSections() }
+        return status
+    }
+
     /// A fresh read of the player's state (each property read is ~10 µs).
     public func currentStatus() -> PlayerStatus {
         PlayerStatus(
@@ -184,6 +203,19 @@ public actor PlayerController: ControlRequestHandler {
     }
 
     private func perform(_ command: ControlCommand) async throws(CowatchError) -> JSONValue {
+        if let room {
+            switch command {
+            case .play, .pause, .togglePause, .seek, .speed:
+                try await room.request(command, seekTimeout: configuration.seekTimeout)
+                return await statusWithRoom().json
+            case .getStatus:
+                return await statusWithRoom().json
+            case .getParticipants:
+                return await room.participantsJSON()
+            default:
+                break
+            }
+        }
         switch command {
         case .play:
             try mpv { try player.setFlag("pause", false) }

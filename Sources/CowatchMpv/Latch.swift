@@ -1,10 +1,10 @@
-import Synchronization
+import CowatchCore
 
 /// A one-shot signal: `open()` once, `wait()` returns from then on.
 ///
 /// Threading: any thread may open; any task may wait.
 final class Latch: Sendable {
-    private let state = Mutex<(open: Bool, waiters: [CheckedContinuation<Void, Never>])>((false, []))
+    private let state = Locked<(open: Bool, waiters: [CheckedContinuation<Void, Never>])>((false, []))
 
     func open() {
         let waiters = state.withLock { state -> [CheckedContinuation<Void, Never>] in

@@ -1,7 +1,7 @@
 import CMpv
 import Foundation
 import Logging
-import Synchronization
+import CowatchCore
 
 /// One embedded libmpv player.
 ///
@@ -21,7 +21,7 @@ public final class MpvPlayer: Sendable {
 
     private let handle: MpvHandle
     private let eventThreadEnded = Latch()
-    private let destroyed = Mutex(false)
+    private let destroyed = Locked(false)
     private let logger: Logger
 
     /// Creates and initialises a player.

@@ -12,7 +12,8 @@ struct CowatchDaemonCommand: AsyncParsableCommand {
         discussion: """
             Every option can also come from the environment (COWATCH_MEDIA, COWATCH_NAME, COWATCH_CONTROL, \
             COWATCH_MPV as comma-separated KEY=VALUE, COWATCH_PAUSED, COWATCH_OSD, COWATCH_LOG_LEVEL, \
-            COWATCH_SEEK_TIMEOUT, COWATCH_OPEN_TIMEOUT) or from the JSON config file; flags win over the \
+            COWATCH_SEEK_TIMEOUT, COWATCH_OPEN_TIMEOUT, COWATCH_HOST, COWATCH_JOIN, COWATCH_ROOM, \
+            COWATCH_DRIFT_SEEK_THRESHOLD, COWATCH_DRIFT_CORRECTION_TIME, COWATCH_DRIFT_MAX_ADJUST, COWATCH_DRIFT_INTERVAL) or from the JSON config file; flags win over the \
             environment, which wins over the file. See cowatchd(1) and cowatch-protocol(7).
             """)
 
@@ -46,6 +47,17 @@ struct CowatchDaemonCommand: AsyncParsableCommand {
         valueName: "LEVEL"))
     var logLevel: String?
 
+    @Option(name: .long, help: ArgumentHelp(
+        "Run the room server inside this daemon on [ADDR:]PORT (default address 0.0.0.0) and join it.",
+        valueName: "[ADDR:]PORT"))
+    var host: String?
+
+    @Option(name: .long, help: ArgumentHelp("Join the room server at HOST:PORT.", valueName: "HOST:PORT"))
+    var join: String?
+
+    @Option(name: .long, help: ArgumentHelp("The room to watch in (default: cowatch).", valueName: "NAME"))
+    var room: String?
+
     func run() async throws {
         var flags = DaemonFlags()
         flags.media = media
@@ -56,6 +68,9 @@ struct CowatchDaemonCommand: AsyncParsableCommand {
         flags.osd = osd
         flags.config = config
         flags.logLevel = logLevel
+        flags.host = host
+        flags.join = join
+        flags.room = room
         do {
             let configuration = try await DaemonConfiguration.load(
                 flags: flags, environment: ProcessInfo.processInfo.environment)

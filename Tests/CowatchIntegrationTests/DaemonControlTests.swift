@@ -1,6 +1,7 @@
 import CowatchClient
 import CowatchCore
 import Foundation
+import CowatchTestSupport
 import Testing
 
 /// One real `cowatchd` on a real file, driven through its control socket.

@@ -19,3 +19,14 @@ public enum ParticipantName {
         ("a"..."z").contains(scalar) || ("A"..."Z").contains(scalar) || ("0"..."9").contains(scalar)
     }
 }
+
+/// Room names: like participant names, up to 64 characters.
+public enum WireReaderNames {
+    public static func isRoomName(_ value: String) -> Bool {
+        !value.isEmpty && value.count <= 64 && value.first != "."
+            && value.unicodeScalars.allSatisfy {
+                $0.isASCII && (("a"..."z").contains($0) || ("A"..."Z").contains($0) || ("0"..."9").contains($0)
+                    || "._-".unicodeScalars.contains($0))
+            }
+    }
+}

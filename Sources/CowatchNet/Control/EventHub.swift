@@ -1,5 +1,4 @@
 import CowatchCore
-import Synchronization
 
 /// Fans control events out to every connected client.
 ///
@@ -10,7 +9,7 @@ import Synchronization
 public final class EventHub: Sendable {
     public typealias Subscription = (id: Int, events: AsyncStream<ControlEvent>)
 
-    private let state = Mutex<(nextID: Int, subscribers: [Int: AsyncStream<ControlEvent>.Continuation])>((0, [:]))
+    private let state = Locked<(nextID: Int, subscribers: [Int: AsyncStream<ControlEvent>.Continuation])>((0, [:]))
     private let bufferLimit: Int
 
     /// - Parameter bufferLimit: events kept per slow subscriber before the oldest are dropped.

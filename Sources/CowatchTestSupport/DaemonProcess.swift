@@ -3,15 +3,15 @@ import CowatchCore
 import Foundation
 
 /// A real `cowatchd` process, headless, with its own control socket in a fresh directory.
-final class DaemonProcess {
-    let name: String
-    let controlPath: String
-    let process = Process()
-    let stderrPath: String
-    let directory: String
+public final class DaemonProcess {
+    public let name: String
+    public let controlPath: String
+    public let process = Process()
+    public let stderrPath: String
+    public let directory: String
 
     /// Starts `cowatchd` and waits until its control socket answers (or the process exits).
-    init(name: String, media: String, extraArguments: [String] = [], directory: String? = nil, waitUntilReady: Bool = true)
+    public init(name: String, media: String, extraArguments: [String] = [], directory: String? = nil, waitUntilReady: Bool = true)
         throws
     {
         self.name = name
@@ -32,13 +32,13 @@ final class DaemonProcess {
         if waitUntilReady { try awaitReady() }
     }
 
-    static func makeDirectory() -> String {
+    public static func makeDirectory() -> String {
         let path = "/tmp/cowatch-it-\(getpid())-\(UUID().uuidString.prefix(8))"
         try? FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
         return path
     }
 
-    func awaitReady(timeout: Double = 20) throws {
+    public func awaitReady(timeout: Double = 20) throws {
         let deadline = monotonicNow() + timeout
         while monotonicNow() < deadline {
             if ControlClient.isListening(path: controlPath) { return }
@@ -48,18 +48,18 @@ final class DaemonProcess {
         throw TestFailure("cowatchd \(name) did not open its control socket in \(timeout) s: \(stderr)")
     }
 
-    func client() throws -> ControlClient { try ControlClient(path: controlPath) }
+    public func client() throws -> ControlClient { try ControlClient(path: controlPath) }
 
-    var stderr: String { (try? String(contentsOfFile: stderrPath, encoding: .utf8)) ?? "" }
+    public var stderr: String { (try? String(contentsOfFile: stderrPath, encoding: .utf8)) ?? "" }
 
     /// Sends SIGTERM and waits for the exit status (nil if it did not exit in time).
     @discardableResult
-    func terminate(timeout: Double = 10) -> Int32? {
+    public func terminate(timeout: Double = 10) -> Int32? {
         if process.isRunning { process.terminate() }
         return waitForExit(timeout: timeout)
     }
 
-    func waitForExit(timeout: Double) -> Int32? {
+    public func waitForExit(timeout: Double) -> Int32? {
         let deadline = monotonicNow() + timeout
         while process.isRunning && monotonicNow() < deadline { usleep(10_000) }
         if process.isRunning {
@@ -80,7 +80,7 @@ final class DaemonProcess {
 
 extension ControlClient {
     /// The next reply line, skipping events.
-    func readReply(timeout: Double) throws -> ControlReply? {
+    public func readReply(timeout: Double) throws -> ControlReply? {
         let deadline = monotonicNow() + timeout
         while true {
             let value = try readJSON(deadline: deadline)
@@ -88,14 +88,14 @@ extension ControlClient {
         }
     }
 
-    func status() throws -> PlayerStatus {
+    public func status() throws -> PlayerStatus {
         guard let status = PlayerStatus(json: try request(.getStatus)) else { throw TestFailure("bad status") }
         return status
     }
 
     /// Polls `get_status` until the predicate holds; returns the last status.
     @discardableResult
-    func waitForStatus(timeout: Double, _ predicate: (PlayerStatus) -> Bool) throws -> PlayerStatus {
+    public func waitForStatus(timeout: Double, _ predicate: (PlayerStatus) -> Bool) throws -> PlayerStatus {
         let deadline = monotonicNow() + timeout
         var last = try status()
         while !predicate(last) {

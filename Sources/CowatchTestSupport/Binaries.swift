@@ -2,8 +2,8 @@ import Foundation
 
 /// Where the package's executables are: `$COWATCH_BIN_DIR`, else beside the test bundle
 /// (`swift build` puts them in the same directory as `…PackageTests.xctest`).
-enum Binaries {
-    static var directory: String {
+public enum Binaries {
+    public static var directory: String {
         if let explicit = ProcessInfo.processInfo.environment["COWATCH_BIN_DIR"], !explicit.isEmpty {
             return explicit
         }
@@ -17,7 +17,7 @@ enum Binaries {
         return url.path
     }
 
-    static func path(_ name: String) throws -> String {
+    public static func path(_ name: String) throws -> String {
         let path = directory + "/" + name
         guard FileManager.default.isExecutableFile(atPath: path) else {
             throw TestFailure("\(name) not found in \(directory): run `swift build` before `swift test` (make test does)")

@@ -1,9 +1,9 @@
 import Foundation
 
 /// Real media files made with ffmpeg, cached under /tmp so a test run makes each once.
-enum TestMedia {
+public enum TestMedia {
     /// 25 fps 160x90 test pattern with a 440 Hz tone, 75 s, a keyframe every second: seekable both ways.
-    static func audioVideo() throws -> String {
+    public static func audioVideo() throws -> String {
         try make(
             name: "av-75s.mkv",
             arguments: [
@@ -14,7 +14,7 @@ enum TestMedia {
     }
 
     /// The same picture without audio.
-    static func videoOnly() throws -> String {
+    public static func videoOnly() throws -> String {
         try make(
             name: "v-75s.mkv",
             arguments: [
@@ -46,7 +46,7 @@ enum TestMedia {
     }
 }
 
-struct TestFailure: Error, CustomStringConvertible {
-    let description: String
-    init(_ description: String) { self.description = description }
+public struct TestFailure: Error, CustomStringConvertible {
+    public let description: String
+    public init(_ description: String) { self.description = description }
 }

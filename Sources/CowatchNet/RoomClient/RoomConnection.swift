@@ -1,0 +1,68 @@
+import CowatchCore
+import Logging
+import NIOCore
+import NIOPosix
+
+/// One TCP connection to a room server, as a pair of async sequences of wire messages.
+///
+/// `connect` opens the socket (TCP_NODELAY: the clock exchange and scheduled actions are
+/// latency-sensitive) and hands `body` an inbound sequence of decoded `ServerMessage`s and a
+/// function to send `ClientMessage`s. The connection closes when `body` returns.
+///
+/// Threading: `send` may be called from any task; messages go out in call order.
+/// Errors: connection failures throw `CowatchError(.ioError)`; a line that is not a valid
+/// server message throws `protocol-violation` from the inbound sequence.
+public enum RoomConnection {
+    public typealias Send = @Sendable (ClientMessage) -> Void
+
+    public static func connect<Result: Sendable>(
+        host: String, port: Int, logger: Logger,
+        _ body: @Sendable (_ inbound: AsyncThrowingStream<ServerMessage, any Error>, _ send: @escaping Send) async throws -> Result
+    ) async throws -> Result {
+        let channel: NIOAsyncChannel<ByteBuffer, ByteBuffer>
+        do {
+            channel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+                .channelOption(.socketOption(.tcp_nodelay), value: 1)
+                .connectTimeout(.seconds(5))
+                .connect(host: host, port: port) { channel in
+                    channel.eventLoop.makeCompletedFuture {
+                        try NIOAsyncChannel<ByteBuffer, ByteBuffer>(wrappingChannelSynchronously: channel)
+                    }
+                }
+        } catch {
+            throw CowatchError(.ioError, "cannot reach the room server at \(host):\(port): \(error)")
+        }
+        return try await channel.executeThenClose { inbound, outbound in
+            let (outgoing, outgoingContinuation) = AsyncStream.makeStream(of: ClientMessage.self)
+            let (messages, messagesContinuation) = AsyncThrowingStream.makeStream(of: ServerMessage.self)
+            return try await withThrowingTaskGroup(of: Void.self) { group in
+                group.addTask {
+                    for await message in outgoing {
+                        try await outbound.write(ByteBuffer(bytes: message.encoded()))
+                    }
+                }
+                group.addTask {
+                    var framer = LineFramer(maxLineBytes: wireMaxLineBytes)
+                    do {
+                        for try await chunk in inbound {
+                            for item in framer.feed(chunk.readableBytesView) {
+                                guard case .line(let line) = item else {
+                                    throw CowatchError(.protocolViolation, "the server sent an over-long line")
+                                }
+                                messagesContinuation.yield(try ServerMessage.decode(line: line))
+                            }
+                        }
+                        messagesContinuation.finish(throwing: CowatchError(.ioError, "the room server closed the connection"))
+                    } catch {
+                        messagesContinuation.finish(throwing: error)
+                    }
+                }
+                defer {
+                    outgoingContinuation.finish()
+                    group.cancelAll()
+                }
+                return try await body(messages, { outgoingContinuation.yield($0) })
+            }
+        }
+    }
+}

@@ -1,0 +1,64 @@
+import CowatchClient
+import Foundation
+
+/// A real `cowatch-server` process on loopback with an ephemeral port.
+public final class ServerProcess {
+    public let process = Process()
+    public private(set) var port = 0
+    public let logPath: String
+
+    /// Starts `cowatch-server --listen 127.0.0.1:0` and reads the port it reports.
+    public init(extraArguments: [String] = []) throws {
+        logPath = "/tmp/cowatch-server-\(getpid())-\(UUID().uuidString.prefix(8)).log"
+        FileManager.default.createFile(atPath: logPath, contents: nil)
+        process.executableURL = URL(fileURLWithPath: try Binaries.path("cowatch-server"))
+        process.arguments = ["--listen", "127.0.0.1:0"] + extraArguments
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = FileHandle(forWritingAtPath: logPath)
+        try process.run()
+        // The first line says where it listens: "cowatch-server: listening on 127.0.0.1:PORT".
+        var line = Data()
+        let deadline = monotonicNow() + 20
+        while monotonicNow() < deadline {
+            let byte = output.fileHandleForReading.readData(ofLength: 1)
+            if byte.isEmpty || byte == Data("\n".utf8) { break }
+            line.append(byte)
+        }
+        let text = String(decoding: line, as: UTF8.self)
+        guard let portText = text.split(separator: ":").last, let port = Int(portText.trimmingCharacters(in: .whitespaces)) else {
+            throw TestFailure("cowatch-server did not report its port: \"\(text)\"")
+        }
+        self.port = port
+    }
+
+    public var address: String { "127.0.0.1:\(port)" }
+
+    @discardableResult
+    public func terminate() -> Int32 {
+        if process.isRunning { process.terminate() }
+        process.waitUntilExit()
+        return process.terminationStatus
+    }
+
+    deinit {
+        if process.isRunning {
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+        }
+    }
+}
+
+/// A TCP port on loopback that was free a moment ago.
+public func freeLoopbackPort() -> Int {
+    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    defer { close(fd) }
+    var address = sockaddr_in()
+    address.sin_family = sa_family_t(AF_INET)
+    address.sin_addr.s_addr = inet_addr("127.0.0.1")
+    address.sin_port = 0
+    _ = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
+    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+    _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) } }
+    return Int(UInt16(bigEndian: address.sin_port))
+}

@@ -1,0 +1,105 @@
+import ArgumentParser
+import CowatchClient
+import CowatchCore
+import CowatchTestSupport
+import Foundation
+
+/// Runs rooms of real daemons on this machine and prints how close the players stay.
+@main
+struct CowatchBench: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "cowatch-bench",
+        abstract: "Measure how close cowatchd players stay.",
+        subcommands: [Rooms.self, Skew.self], defaultSubcommand: Rooms.self)
+}
+
+/// Samples the skew of running daemons (the demo uses it).
+struct Skew: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Print the pairwise skew of running daemons, read from their players' audio-pts.")
+
+    @Option(name: .customLong("socket"), help: "A daemon's control socket; give two or more.")
+    var sockets: [String] = []
+    @Option(help: "Rounds to sample.") var samples = 40
+    @Option(help: "The group rate.") var rate = 1.0
+
+    func run() throws {
+        guard sockets.count >= 2 else { throw ValidationError("give at least two --socket paths") }
+        let clients = try sockets.map { try ControlClient(path: $0) }
+        let skews = SkewSampler(clients: clients).sample(count: samples, interval: 0.025, rate: rate)
+        guard let stats = Percentiles(skews) else { throw ValidationError("no readings (are the players loaded?)") }
+        print("skew over \(stats.count) samples: p50 \(format3(stats.p50 * 1000)) ms, p99 \(format3(stats.p99 * 1000)) ms, max \(format3(stats.max * 1000)) ms")
+    }
+}
+
+/// The benchmark proper: rooms of headless daemons on generated media.
+struct Rooms: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Measure the pairwise skew of a room of real cowatchd players, against an uncoordinated baseline.")
+
+    @Option(help: "Viewers per room.") var viewers = 3
+    @Option(help: "Seconds of steady-state sampling per scenario.") var duration = 10.0
+    @Option(help: "Repeat every scenario this many times (figures pool all runs).") var repeats = 3
+
+    func run() throws {
+        let audio = try TestMedia.audioVideo()
+        let video = try TestMedia.videoOnly()
+        var rows: [Row] = []
+        var steadyAudio: [Double] = [], steadyVideo: [Double] = [], afterPlay: [Double] = []
+        var seekLock: [Double] = [], joinLock: [Double] = [], baseline: [Double] = [], corrections: [Double] = []
+        for run in 1...repeats {
+            log("run \(run)/\(repeats): audio+video room")
+            let room = try BenchRoom(viewers: viewers, media: audio, name: "bench-a\(run)")
+            afterPlay += try room.playAndMeasureStart()
+            steadyAudio += SkewSampler(clients: room.clients).sample(count: Int(duration / 0.025), interval: 0.025, rate: 1)
+            seekLock.append(try room.seekAndTimeLock(to: 30))
+            joinLock.append(try room.lateJoinAndTimeLock())
+            corrections.append(try room.correctionCount())
+            room.stop()
+
+            log("run \(run)/\(repeats): video-only room")
+            let videoRoom = try BenchRoom(viewers: viewers, media: video, name: "bench-v\(run)")
+            _ = try videoRoom.playAndMeasureStart(property: nil)
+            sleepSeconds(2)
+            steadyVideo += FrameSkewSampler(clients: videoRoom.clients).sample(seconds: duration, rate: 1)
+            videoRoom.stop()
+
+            log("run \(run)/\(repeats): baseline (same players, no room: play sent to each in turn)")
+            baseline += try Self.baseline(viewers: viewers, media: audio, seconds: min(duration, 5))
+        }
+        rows.append(Row(name: "steady skew, audio+video (audio-pts)", values: steadyAudio, unit: .ms))
+        rows.append(Row(name: "steady skew, video-only (frame instants)", values: steadyVideo, unit: .ms))
+        rows.append(Row(name: "skew 0.2–1.2 s after play", values: afterPlay, unit: .ms))
+        rows.append(Row(name: "re-lock after seek (<2 ms)", values: seekLock, unit: .s))
+        rows.append(Row(name: "re-lock after late join (<2 ms)", values: joinLock, unit: .s))
+        rows.append(Row(name: "baseline: uncoordinated players", values: baseline, unit: .ms))
+        print(Row.table(rows))
+        if let ours = Percentiles(steadyAudio), let theirs = Percentiles(baseline), ours.p50 > 0 {
+            print("\nbaseline / cowatch, steady audio p50: \(format(theirs.p50 / ours.p50))×, p99: \(format(theirs.p99 / max(ours.p99, 1e-9)))×")
+        }
+        print("corrections per viewer per minute (speed nudges + seeks), median: \(format(Percentiles(corrections)?.p50 ?? 0))")
+        print("\(viewers) viewers, \(repeats) runs, \(Int(duration)) s sampling; \(ProcessInfo.processInfo.activeProcessorCount) cores")
+    }
+
+    /// Standalone daemons, each told to seek and play one after another, as a person with
+    /// several players (or a tool without a shared clock) would: the skew they keep.
+    static func baseline(viewers: Int, media: String, seconds: Double) throws -> [Double] {
+        let daemons = try (0..<viewers).map { try DaemonProcess(name: "base\($0)", media: media, extraArguments: ["--paused"]) }
+        let clients = try daemons.map { try $0.client() }
+        for client in clients { try client.request(.seek(seconds: 5, mode: .absolute)) }
+        for client in clients { try client.request(.play) }
+        sleepSeconds(1)
+        let skews = SkewSampler(clients: clients).sample(count: Int(seconds / 0.025), interval: 0.025, rate: 1)
+        for daemon in daemons { daemon.terminate() }
+        return skews
+    }
+}
+
+func log(_ text: String) {
+    FileHandle.standardError.write(Data("cowatch-bench: \(text)\n".utf8))
+}
+
+func format(_ value: Double) -> String {
+    let rounded = (value * 100).rounded() / 100
+    return "\(rounded)"
+}

@@ -1,0 +1,287 @@
+import Testing
+
+@testable import CowatchCore
+
+@Suite("Group timeline")
+struct GroupTimelineTests {
+    @Test("position advances only while playing and only after the reference instant")
+    func positions() {
+        let playing = GroupTimeline(seq: 1, position: 10, reference: 100, rate: 1.5, playing: true)
+        #expect(playing.position(at: 102) == 13)
+        #expect(playing.position(at: 99) == 10)
+        let paused = GroupTimeline(seq: 2, position: 10, reference: 100, rate: 1.5, playing: false)
+        #expect(paused.position(at: 200) == 10)
+    }
+
+    @Test("a scheduled change leaves the previous timeline ruling until it takes effect")
+    func scheduled() {
+        var pair = TimelinePair(GroupTimeline(seq: 1, position: 5, reference: 0, rate: 1, playing: false))
+        let advanced = pair.advance(to: GroupTimeline(seq: 2, position: 5, reference: 10, rate: 1, playing: true), at: 9)
+        #expect(advanced)
+        #expect(pair.expected(at: 9.5).position == 5)
+        #expect(pair.expected(at: 9.5).playing == false)
+        #expect(pair.expected(at: 12).position == 7)
+        #expect(pair.expected(at: 12).playing)
+        // Out-of-order (older) timelines are ignored.
+        let stale = pair.advance(to: GroupTimeline(seq: 1, position: 99, reference: 0, rate: 1, playing: false), at: 12)
+        #expect(!stale)
+        #expect(pair.current.seq == 2)
+    }
+}
+
+@Suite("Drift controller")
+struct DriftControllerTests {
+    @Test("no error plays at the group rate")
+    func zero() {
+        var controller = DriftController()
+        let decision1 = controller.update(error: 0, expected: 10, rate: 1.25, now: 0)
+        #expect(decision1 == .speed(1.25))
+    }
+
+    @Test("a small error nudges speed against it, proportionally and quantised")
+    func nudges() {
+        var controller = DriftController()
+        // 5 ms ahead, 0.5 s time constant → 1 % slower.
+        let decision2 = controller.update(error: 0.005, expected: 10, rate: 1, now: 0)
+        #expect(decision2 == .speed(0.99))
+        let decision3 = controller.update(error: -0.002, expected: 10, rate: 2, now: 0.05)
+        #expect(decision3 == .speed(2 * 1.004))
+        // Below half a speed step, nothing to do.
+        let decision4 = controller.update(error: 0.0002, expected: 10, rate: 1, now: 0.1)
+        #expect(decision4 == .speed(1))
+        // Clamped to ±5 %.
+        let decision5 = controller.update(error: -0.2, expected: 10, rate: 1, now: 0.15)
+        #expect(decision5 == .speed(1.05))
+    }
+
+    @Test("a large error seeks ahead by the seek lead, then waits out the cooldown")
+    func seeks() {
+        var controller = DriftController()
+        let decision6 = controller.update(error: -2, expected: 50, rate: 1, now: 0)
+        #expect(decision6 == .seek(50.03))
+        #expect(controller.seeks == 1)
+        let decision7 = controller.update(error: -2, expected: 50.1, rate: 1, now: 0.5)
+        #expect(decision7 == .speed(1.05))
+        let decision8 = controller.update(error: -2, expected: 51, rate: 1, now: 1.0)
+        #expect(decision8 == .seek(51.03))
+    }
+}
+
+@Suite("Frame clock")
+struct FrameClockTests {
+    /// Frames every 40 ms whose appearance wobbles by up to ±1 ms; polls every 4 ms.
+    func simulate(phase: Double, rate: Double, seconds: Double, clock: inout FrameClock, start: Double = 0, seed: UInt64 = 1) {
+        var rng = SplitMix(seed: seed)
+        var t = start
+        let frame = 0.04
+        var wobble: [Int: Double] = [:]
+        while t < start + seconds {
+            // Which frame is shown at t: the last whose (wobbled) appearance instant has passed.
+            var index = Int(((t - phase) * rate / frame).rounded(.down)) + 1
+            func appears(_ i: Int) -> Double {
+                if wobble[i] == nil { wobble[i] = rng.uniform(-0.001, 0.001) }
+                return phase + Double(i) * frame / rate + wobble[i]!
+            }
+            while index > 0 && appears(index) > t { index -= 1 }
+            clock.poll(position: Double(index) * frame, at: t, rate: rate)
+            t += 0.004
+        }
+    }
+
+    @Test("pins the phase well below the poll period", arguments: [1.0, 1.5, 0.75])
+    func phase(rate: Double) throws {
+        var clock = FrameClock()
+        simulate(phase: 3.2571, rate: rate, seconds: 2, clock: &clock, start: 3.3)
+        let estimate = try #require(clock.phase)
+        #expect(abs(estimate.value - 3.2571) < 0.0015)
+        let position = try #require(clock.position(at: 5))
+        #expect(abs(position - (5 - 3.2571) * rate) < 0.0015 * rate)
+    }
+
+    @Test("stays continuous across a speed change")
+    func speedChange() throws {
+        var clock = FrameClock()
+        simulate(phase: 0, rate: 1, seconds: 1, clock: &clock, start: 0.01)
+        let before = try #require(clock.position(at: 1.01))
+        clock.poll(position: 1.0, at: 1.011, rate: 1.02)
+        let after = try #require(clock.position(at: 1.011))
+        #expect(abs(after - (before + 0.001)) < 0.0005)
+    }
+
+    @Test("a seek (jump) forgets old frames")
+    func seekResets() {
+        var clock = FrameClock()
+        simulate(phase: 0, rate: 1, seconds: 0.5, clock: &clock, start: 0.01)
+        clock.poll(position: 30, at: 0.6, rate: 1)
+        #expect(clock.phase == nil)
+    }
+}
+
+/// A player that follows orders like mpv: positions advance at `speed` while playing, unpausing
+/// takes `startLatency`, seeks land after `seekLatency` on the frame grid.
+struct SimulatedPlayer {
+    var position: Double = 0
+    var paused = true
+    var speed = 1.0
+    var startLatency = 0.01
+    var seekLatency = 0.02
+    var naturalRateError = 0.0  // e.g. 50e-6: this player's clock runs fast
+    private var resumeAt: Double?
+    private var seekLandsAt: (Double, Double)?
+    private var lastTime: Double = 0
+
+    mutating func advance(to t: Double) {
+        let dt = t - lastTime
+        lastTime = t
+        if let (at, target) = seekLandsAt, t >= at {
+            position = (target / 0.04).rounded(.up) * 0.04
+            seekLandsAt = nil
+            return
+        }
+        if seekLandsAt != nil { return }
+        if !paused, let resumeAt {
+            if t >= resumeAt {
+                position += max(0, min(dt, t - resumeAt)) * speed * (1 + naturalRateError)
+            }
+        }
+    }
+
+    mutating func apply(_ command: RoomCoordinator.PlayerCommand, at t: Double) {
+        switch command {
+        case .setPaused(let p):
+            if paused && !p { resumeAt = t + startLatency }
+            paused = p
+        case .setSpeed(let s): speed = s
+        case .seek(let target): seekLandsAt = (t + seekLatency, target)
+        }
+    }
+
+    func sample(at t: Double) -> RoomCoordinator.PlayerSample {
+        .init(position: position, at: t, paused: paused, speed: speed, seeking: seekLandsAt != nil)
+    }
+}
+
+@Suite("Room coordinator with a simulated player and network")
+struct RoomCoordinatorTests {
+    static let offset = 1000.0  // reference = local + offset
+    static let oneWay = 0.005
+
+    /// Runs the coordinator against the simulated player for `seconds`, answering clock probes.
+    func run(
+        _ coordinator: inout RoomCoordinator, _ player: inout SimulatedPlayer, from start: Double, seconds: Double,
+        sent: inout [ClientMessage]
+    ) {
+        var t = start
+        while t < start + seconds {
+            player.advance(to: t)
+            for action in coordinator.tick(now: t, sample: player.sample(at: t)) {
+                switch action {
+                case .send(.timeRequest(let id, let t1)):
+                    let serverTime = t1 + Self.offset + Self.oneWay
+                    _ = coordinator.received(.timeReply(id: id, t1: t1, t2: serverTime, t3: serverTime), now: t + 2 * Self.oneWay)
+                case .send(let message): sent.append(message)
+                case .player(let command): player.apply(command, at: t)
+                default: break
+                }
+            }
+            t += 0.01
+        }
+    }
+
+    func joined(timeline: GroupTimeline, at now: Double) -> RoomCoordinator {
+        var coordinator = RoomCoordinator(name: "alice", room: "r")
+        _ = coordinator.connected(now: now, mediaTitle: nil, mediaDuration: nil)
+        _ = coordinator.received(.welcome(.init(name: "alice", room: "r", timeline: timeline, participants: [])), now: now)
+        return coordinator
+    }
+
+    @Test("a late joiner locks onto a playing timeline within a millisecond", arguments: [0.0, 80e-6])
+    func lateJoin(rateError: Double) {
+        let timeline = GroupTimeline(seq: 7, position: 30, reference: Self.offset - 5, rate: 1, playing: true)
+        var coordinator = joined(timeline: timeline, at: 0)
+        var player = SimulatedPlayer()
+        player.naturalRateError = rateError
+        var sent: [ClientMessage] = []
+        run(&coordinator, &player, from: 0, seconds: 4, sent: &sent)
+        let expected = 30 + (4 - 0.01 + Self.offset - (Self.offset - 5))
+        #expect(!player.paused)
+        #expect(abs(player.position - expected) < 0.002, "position \(player.position) expected \(expected)")
+        #expect(abs(coordinator.lastError ?? 1) < 0.001)
+        #expect(coordinator.drift.seeks == 1)
+    }
+
+    @Test("a paused timeline pauses and snaps to the pauser's frame, once")
+    func pauseSnaps() {
+        var coordinator = joined(timeline: GroupTimeline(seq: 1, position: 12.34, reference: Self.offset, rate: 1, playing: false), at: 0)
+        var player = SimulatedPlayer()
+        player.position = 3
+        var sent: [ClientMessage] = []
+        run(&coordinator, &player, from: 0, seconds: 1, sent: &sent)
+        #expect(player.paused)
+        #expect(abs(player.position - 12.36) < 1e-9)  // the frame containing 12.34 on a 40 ms grid
+    }
+
+    @Test("after a seek while playing, the held participant reports ready exactly once")
+    func readyAfterHold() {
+        var coordinator = joined(timeline: GroupTimeline(seq: 3, position: 40, reference: Self.offset, rate: 1, playing: false, holding: true), at: 0)
+        var player = SimulatedPlayer()
+        var sent: [ClientMessage] = []
+        run(&coordinator, &player, from: 0, seconds: 1, sent: &sent)
+        #expect(sent.filter { $0 == .ready(seq: 3) }.count == 1)
+    }
+
+    @Test("a scheduled play starts at its instant, not before")
+    func scheduledPlay() {
+        var coordinator = joined(timeline: GroupTimeline(seq: 1, position: 10, reference: Self.offset, rate: 1, playing: false), at: 0)
+        var player = SimulatedPlayer()
+        player.position = 10
+        var sent: [ClientMessage] = []
+        run(&coordinator, &player, from: 0, seconds: 0.5, sent: &sent)
+        _ = coordinator.received(
+            .applied(timeline: GroupTimeline(seq: 2, position: 10, reference: Self.offset + 1.0, rate: 1, playing: true),
+                notice: Notice(actor: "bob", action: .play, position: 10), actionID: 1), now: 0.5)
+        run(&coordinator, &player, from: 0.5, seconds: 0.45, sent: &sent)
+        #expect(player.paused)
+        #expect(player.position == 10)
+        run(&coordinator, &player, from: 0.95, seconds: 2, sent: &sent)
+        #expect(!player.paused)
+        #expect(abs(player.position - (10 + 2.95 - 1.0)) < 0.002)
+    }
+
+    @Test("our own action suppresses reconciling until the server applies it, and is reported")
+    func ownAction() {
+        var coordinator = joined(timeline: GroupTimeline(seq: 1, position: 0, reference: Self.offset, rate: 1, playing: true), at: 0)
+        let (id, actions) = coordinator.request(.pause, position: 5, now: 1)
+        #expect(actions == [.send(.action(.init(id: id, kind: .pause, position: 5)))])
+        #expect(coordinator.hasPendingAction(now: 1.5))
+        let result = coordinator.received(
+            .applied(timeline: GroupTimeline(seq: 2, position: 5, reference: Self.offset + 1, rate: 1, playing: false),
+                notice: Notice(actor: "alice", action: .pause, position: 5), actionID: id), now: 1.6)
+        #expect(result.contains(.actionApplied(id: id)))
+        #expect(result.contains(.notice(Notice(actor: "alice", action: .pause, position: 5))))
+        #expect(!coordinator.hasPendingAction(now: 1.6))
+    }
+
+    @Test("a server error ends the session with its code")
+    func failure() {
+        var coordinator = RoomCoordinator(name: "bob", room: "r")
+        let actions = coordinator.received(.error(code: "name-taken", message: "taken"), now: 0)
+        #expect(actions == [.failed(CowatchError(.nameTaken, "taken"))])
+    }
+}
+
+/// A tiny deterministic PRNG for tests.
+struct SplitMix {
+    var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+    mutating func uniform(_ low: Double, _ high: Double) -> Double {
+        low + (high - low) * Double(next() >> 11) / Double(1 << 53)
+    }
+}

@@ -1,0 +1,232 @@
+import CowatchClient
+import CowatchCore
+import CowatchTestSupport
+import Foundation
+import Testing
+
+/// One real `cowatch-server` and real `cowatchd` processes (headless libmpv, a real ffmpeg-made
+/// file with audio and video) in one room. Bounds are generous for a noisy 2-core machine; the
+/// benchmark (`cowatch-bench`) reports the real figures.
+@Suite("A room of real daemons", .serialized)
+struct RoomTests {
+    /// Pairwise skew allowed once the room has had two seconds to settle after an action.
+    static let skewBound = 0.050
+    static let oneFrame = 0.045
+
+    struct Room {
+        let server: ServerProcess
+        var daemons: [DaemonProcess] = []
+        var clients: [ControlClient] = []
+        var listeners: [ControlClient] = []
+        let media: String
+        let roomName: String
+
+        init(names: [String], media: String, roomName: String = "it-room") throws {
+            server = try ServerProcess()
+            self.media = media
+            self.roomName = roomName
+            for name in names { try add(name) }
+            for client in clients { try waitJoined(client, participants: names.count) }
+        }
+
+        mutating func add(_ name: String) throws {
+            let daemon = try DaemonProcess(
+                name: name, media: media,
+                extraArguments: ["--join", server.address, "--room", roomName, "--no-osd"])
+            daemons.append(daemon)
+            clients.append(try daemon.client())
+            listeners.append(try daemon.client())
+            _ = try listeners.last!.status()  // subscribed from here on
+        }
+
+        func waitJoined(_ client: ControlClient, participants: Int, timeout: Double = 15) throws {
+            let deadline = monotonicNow() + timeout
+            while monotonicNow() < deadline {
+                let status = try client.request(.getStatus)
+                if status["room"]?["session"] == "joined",
+                    (try client.request(.getParticipants)).arrayValue?.count == participants
+                {
+                    return
+                }
+                sleepSeconds(0.05)
+            }
+            throw TestFailure("not joined with \(participants) participants in \(timeout) s")
+        }
+
+        /// Every listener receives a notice for `action` by `actor`; returns them.
+        func expectNotices(action: String, actor: String, timeout: Double = 5) throws -> [ControlEvent] {
+            var notices: [ControlEvent] = []
+            for listener in listeners {
+                let notice = try listener.waitForEvent(named: "notice", timeout: timeout) {
+                    $0.fields["action"]?.stringValue == action && $0.fields["participant"]?.stringValue == actor
+                }
+                guard let notice else { throw TestFailure("a participant missed \(actor)'s \(action) notice") }
+                notices.append(notice)
+            }
+            return notices
+        }
+
+        func skew(rate: Double = 1, property: String = "audio-pts") -> Double? {
+            SkewSampler(clients: clients, property: property).skew(rate: rate)
+        }
+
+        /// Max skew over a few rounds after letting the room settle.
+        func settledSkew(after seconds: Double = 2, rate: Double = 1) -> Double {
+            sleepSeconds(seconds)
+            let samples = SkewSampler(clients: clients).sample(count: 10, interval: 0.05, rate: rate)
+            return samples.max() ?? .infinity
+        }
+    }
+
+    @Test("play, pause, seek and speed from different participants keep three players together")
+    func actions() throws {
+        let room = try Room(names: ["alice", "bob", "carol"], media: try TestMedia.audioVideo())
+        let (alice, bob, carol) = (room.clients[0], room.clients[1], room.clients[2])
+
+        // alice plays: everyone starts together.
+        try alice.request(.play)
+        let play = try room.expectNotices(action: "play", actor: "alice")
+        #expect(play.allSatisfy { $0.fields["text"]?.stringValue?.hasPrefix("alice played") == true })
+        let afterPlay = room.settledSkew()
+        #expect(afterPlay < Self.skewBound, "skew after play \(afterPlay)")
+        for client in room.clients { #expect(try client.status().paused == false) }
+
+        // bob pauses: everyone stops on bob's frame.
+        try bob.request(.pause)
+        let pause = try room.expectNotices(action: "pause", actor: "bob")
+        let pausedAt = try #require(pause[0].fields["position"]?.numberValue)
+        sleepSeconds(1)
+        for client in room.clients {
+            let status = try client.status()
+            #expect(status.paused)
+            #expect(abs((status.position ?? -1) - pausedAt) <= Self.oneFrame, "\(status.name) at \(status.position ?? -1), bob at \(pausedAt)")
+        }
+        let positions = try room.clients.map { try $0.status().position ?? -1 }
+        #expect((positions.max()! - positions.min()!) < 0.002, "paused positions \(positions)")
+
+        // carol seeks while paused; notice carries from and to.
+        try carol.request(.seek(seconds: 40, mode: .absolute))
+        let seek = try room.expectNotices(action: "seek", actor: "carol")
+        #expect(seek.allSatisfy { $0.fields["to"]?.numberValue == 40 && $0.fields["from"] != nil })
+        sleepSeconds(1)
+        for client in room.clients {
+            #expect(abs((try client.status().position ?? -1) - 40) <= Self.oneFrame)
+        }
+
+        // alice plays again, then bob seeks while playing: the group resumes together.
+        try alice.request(.play)
+        _ = try room.expectNotices(action: "play", actor: "alice")
+        sleepSeconds(1)
+        try bob.request(.seek(seconds: 20, mode: .absolute))
+        _ = try room.expectNotices(action: "seek", actor: "bob")
+        let afterSeek = room.settledSkew()
+        #expect(afterSeek < Self.skewBound, "skew after seek \(afterSeek)")
+        for client in room.clients {
+            let status = try client.status()
+            #expect(!status.paused)
+            #expect((status.position ?? 0) > 20 && (status.position ?? 0) < 25)
+        }
+
+        // carol changes the speed for everyone.
+        try carol.request(.speed(1.5))
+        let speed = try room.expectNotices(action: "speed", actor: "carol")
+        #expect(speed.allSatisfy { $0.fields["rate"]?.numberValue == 1.5 })
+        let afterSpeed = room.settledSkew(rate: 1.5)
+        #expect(afterSpeed < Self.skewBound, "skew after speed \(afterSpeed)")
+        for client in room.clients {
+            let speedNow = try client.status().speed
+            #expect(abs(speedNow - 1.5) < 1.5 * 0.051, "speed \(speedNow)")
+        }
+    }
+
+    @Test("a late joiner aligns without moving the others, and everyone hears of it")
+    func lateJoiner() throws {
+        var room = try Room(names: ["alice", "bob", "carol"], media: try TestMedia.audioVideo(), roomName: "late")
+        try room.clients[0].request(.seek(seconds: 10, mode: .absolute))
+        try room.clients[0].request(.play)
+        _ = try room.expectNotices(action: "play", actor: "alice")
+        sleepSeconds(1.5)
+        let seeksBefore = try room.clients.map { try $0.request(.getStatus)["drift"]?["seeks"]?.numberValue ?? -1 }
+        let before = try #require(SkewSampler(clients: room.clients).positions(rate: 1))
+
+        try room.add("dave")
+        try room.waitJoined(room.clients[3], participants: 4)
+        let joins = try room.listeners.prefix(3).map { listener in
+            try listener.waitForEvent(named: "notice", timeout: 5) { $0.fields["action"] == "join" && $0.fields["participant"] == "dave" }
+        }
+        #expect(joins.allSatisfy { $0 != nil })
+
+        let skew = room.settledSkew(after: 2.5)
+        #expect(skew < Self.skewBound, "skew with the late joiner \(skew)")
+        // The first three kept playing straight through: no seeks, positions moved on by elapsed time.
+        let seeksAfter = try room.clients.prefix(3).map { try $0.request(.getStatus)["drift"]?["seeks"]?.numberValue ?? -1 }
+        #expect(Array(seeksBefore) == seeksAfter)
+        let after = try #require(SkewSampler(clients: Array(room.clients.prefix(3))).positions(rate: 1))
+        #expect(after[0] > before[0] + 2)
+        #expect(try room.clients[3].status().paused == false)
+    }
+
+    @Test("two participants with one name: the second is refused with a clear error")
+    func nameClash() throws {
+        let room = try Room(names: ["bob"], media: try TestMedia.audioVideo(), roomName: "clash")
+        let impostor = try DaemonProcess(
+            name: "bob", media: room.media, extraArguments: ["--join", room.server.address, "--room", "clash"],
+            waitUntilReady: false)
+        let status = impostor.waitForExit(timeout: 20)
+        #expect(status == 1)
+        #expect(impostor.stderr.contains("bob") && impostor.stderr.contains("already"), "\(impostor.stderr)")
+        #expect(try room.clients[0].status().name == "bob")
+        #expect(try room.clients[0].request(.getParticipants).arrayValue?.count == 1)
+    }
+
+    @Test("garbage on the room port disconnects only the sender")
+    func garbagePeer() throws {
+        let room = try Room(names: ["alice", "bob"], media: try TestMedia.audioVideo(), roomName: "garbage")
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = UInt16(room.server.port).bigEndian
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        #expect(connected == 0)
+        let junk = Array("\u{0}\u{1}not json at all\n{\"type\":\"action\"}\n".utf8)
+        _ = junk.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        var received: [UInt8] = []
+        var timeout = timeval(tv_sec: 5, tv_usec: 0)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        while true {
+            let count = recv(fd, &buffer, buffer.count, 0)
+            if count <= 0 { break }
+            received += buffer[0..<count]
+        }
+        #expect(String(decoding: received, as: UTF8.self).contains("protocol-violation"))
+        // The room carries on.
+        try room.clients[0].request(.play)
+        _ = try room.expectNotices(action: "play", actor: "alice")
+        #expect(try room.clients[1].request(.getParticipants).arrayValue?.count == 2)
+    }
+
+    @Test("cowatchd --host embeds the server; a second daemon joins it; leaving is announced")
+    func embeddedServer() throws {
+        let port = freeLoopbackPort()
+        let media = try TestMedia.audioVideo()
+        let alice = try DaemonProcess(name: "alice", media: media, extraArguments: ["--host", "127.0.0.1:\(port)", "--room", "movie-night", "--no-osd"])
+        let bob = try DaemonProcess(name: "bob", media: media, extraArguments: ["--join", "127.0.0.1:\(port)", "--room", "movie-night", "--no-osd"])
+        let aliceClient = try alice.client()
+        let bobClient = try bob.client()
+        let deadline = monotonicNow() + 15
+        while monotonicNow() < deadline, (try aliceClient.request(.getParticipants)).arrayValue?.count != 2 { sleepSeconds(0.05) }
+        #expect(try aliceClient.request(.getParticipants).arrayValue?.count == 2)
+        try bobClient.request(.play)
+        let playNotice = try aliceClient.waitForEvent(named: "notice", timeout: 5) { $0.fields["action"] == "play" }
+        #expect(playNotice?.fields["participant"] == "bob")
+        #expect(bob.terminate() == 0)
+        let leave = try aliceClient.waitForEvent(named: "notice", timeout: 5) { $0.fields["action"] == "leave" }
+        #expect(leave?.fields["participant"] == "bob")
+        #expect(try aliceClient.status().paused == false)
+    }
+}

@@ -96,8 +96,8 @@ struct RoomSessionService: Service {
 
     /// Throws the server's refusal (e.g. `name-taken`), which ends the daemon with that message.
     func run() async throws {
-        let refusal = await cancelWhenGracefulShutdown {
-            await withTaskGroup(of: CowatchError?.self) { group in
+        let refusal: CowatchError? = await cancelWhenGracefulShutdown { () async -> CowatchError? in
+            await withTaskGroup(of: CowatchError?.self) { group -> CowatchError? in
                 group.addTask {
                     await session.consume(playerEvents)
                     return nil
@@ -111,7 +111,7 @@ struct RoomSessionService: Service {
                 }
                 return nil
             }
-        }
-        if let refusal = refusal ?? nil { throw refusal }
+        } ?? nil
+        if let refusal { throw refusal }
     }
 }

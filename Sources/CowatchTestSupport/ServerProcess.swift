@@ -10,7 +10,7 @@ public final class ServerProcess {
     /// Starts `cowatch-server --listen 127.0.0.1:0` and reads the port it reports.
     public init(extraArguments: [String] = []) throws {
         logPath = "/tmp/cowatch-server-\(getpid())-\(UUID().uuidString.prefix(8)).log"
-        FileManager.default.createFile(atPath: logPath, contents: nil)
+        _ = FileManager.default.createFile(atPath: logPath, contents: nil)
         process.executableURL = URL(fileURLWithPath: try Binaries.path("cowatch-server"))
         process.arguments = ["--listen", "127.0.0.1:0"] + extraArguments
         let output = Pipe()

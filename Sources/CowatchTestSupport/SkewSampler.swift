@@ -89,6 +89,7 @@ public struct Percentiles {
 
 public func sleepSeconds(_ seconds: Double) {
     guard seconds > 0 else { return }
-    var spec = timespec(tv_sec: Int(seconds), tv_nsec: Int((seconds - Double(Int(seconds))) * 1e9))
-    while nanosleep(&spec, &spec) != 0 {}
+    var request = timespec(tv_sec: Int(seconds), tv_nsec: Int((seconds - Double(Int(seconds))) * 1e9))
+    var remaining = timespec()
+    while nanosleep(&request, &remaining) != 0 { request = remaining }
 }

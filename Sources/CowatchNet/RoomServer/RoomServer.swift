@@ -1,0 +1,185 @@
+import CowatchCore
+import Logging
+import NIOCore
+import NIOPosix
+import ServiceLifecycle
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The room server on TCP: one `RoomSequencer` behind an actor, many connections.
+///
+/// Used by `cowatch-server` and embedded in `cowatchd --host`. Each connection's lines go to the
+/// sequencer in arrival order; its outputs go out through one bounded writer per connection, so a
+/// peer that stops reading is dropped instead of stalling the room. A peer that sends garbage,
+/// an over-long line or floods is disconnected alone.
+///
+/// Threading: a `Service`; `run()` once. `onBound` reports the actual port (useful with port 0).
+public struct RoomServer: Service {
+    public let host: String
+    public let port: Int
+    private let configuration: RoomSequencer.Configuration
+    private let logger: Logger
+    private let onBound: (@Sendable (String, Int) -> Void)?
+
+    public init(
+        host: String, port: Int, configuration: RoomSequencer.Configuration = .init(), logger: Logger,
+        onBound: (@Sendable (String, Int) -> Void)? = nil
+    ) {
+        self.host = host
+        self.port = port
+        self.configuration = configuration
+        self.logger = logger
+        self.onBound = onBound
+    }
+
+    public func run() async throws {
+        let server: NIOAsyncChannel<NIOAsyncChannel<ByteBuffer, ByteBuffer>, Never>
+        do {
+            server = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+                .serverChannelOption(.backlog, value: 256)
+                .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
+                .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
+                .bind(host: host, port: port) { channel in
+                    channel.eventLoop.makeCompletedFuture {
+                        try NIOAsyncChannel<ByteBuffer, ByteBuffer>(wrappingChannelSynchronously: channel)
+                    }
+                }
+        } catch {
+            throw CowatchError(.ioError, "cannot listen on \(host):\(port): \(error)")
+        }
+        let boundPort = server.channel.localAddress?.port ?? port
+        logger.debug("room server listening", metadata: ["cowatch.room.address": "\(host):\(boundPort)"])
+        onBound?(host, boundPort)
+
+        let hub = RoomHub(sequencer: RoomSequencer(configuration: configuration), logger: logger)
+        do {
+            try await cancelWhenGracefulShutdown {
+                try await withThrowingDiscardingTaskGroup { group in
+                    group.addTask { try await hub.runTimers() }
+                    try await server.executeThenClose { inbound in
+                        for try await connection in inbound {
+                            group.addTask { await hub.serve(connection) }
+                        }
+                    }
+                }
+            }
+        } catch is CancellationError {
+            // Graceful shutdown ends the loops this way.
+        }
+    }
+}
+
+/// Owns the sequencer and the connections' outgoing queues.
+actor RoomHub {
+    private var sequencer: RoomSequencer
+    private let logger: Logger
+    private var outgoing: [Int: AsyncStream<ServerMessage?>.Continuation] = [:]
+    private var nextID = 0
+
+    /// Messages queued per connection before a non-reading peer is dropped.
+    static let outgoingLimit = 4096
+
+    init(sequencer: RoomSequencer, logger: Logger) {
+        self.sequencer = sequencer
+        self.logger = logger
+    }
+
+    func serve(_ connection: NIOAsyncChannel<ByteBuffer, ByteBuffer>) async {
+        nextID += 1
+        let id = nextID
+        // nil in the stream means "close after what is queued".
+        let (messages, continuation) = AsyncStream.makeStream(
+            of: ServerMessage?.self, bufferingPolicy: .bufferingOldest(Self.outgoingLimit))
+        outgoing[id] = continuation
+        sequencer.connected(id, now: monotonicSeconds())
+        logger.trace("room connection", metadata: ["cowatch.room.connection": "\(id)"])
+        do {
+            try await connection.executeThenClose { inbound, outbound in
+                try await withThrowingTaskGroup(of: Void.self) { group in
+                    group.addTask {
+                        for await message in messages {
+                            guard let message else { return }
+                            try await outbound.write(ByteBuffer(bytes: message.encoded()))
+                        }
+                    }
+                    group.addTask {
+                        var framer = LineFramer(maxLineBytes: wireMaxLineBytes)
+                        for try await chunk in inbound {
+                            for item in framer.feed(chunk.readableBytesView) {
+                                switch item {
+                                case .line(let line):
+                                    if await !self.handle(line: line, from: id) { return }
+                                case .tooLong:
+                                    await self.refuseOverlong(id)
+                                    return
+                                }
+                            }
+                        }
+                    }
+                    // Whichever side ends first (peer gone, refused, or closed by us) ends both.
+                    try await group.next()
+                    self.finishOutgoing(id)
+                    try await group.next()
+                    group.cancelAll()
+                }
+            }
+        } catch {
+            logger.trace("room connection ended", metadata: ["cowatch.room.error": "\(error)"])
+        }
+        perform(sequencer.disconnected(id, now: monotonicSeconds()))
+        outgoing.removeValue(forKey: id)?.finish()
+    }
+
+    /// Returns false when the connection must stop reading (it was closed).
+    private func handle(line: [UInt8], from id: Int) -> Bool {
+        perform(sequencer.received(line: line, from: id, now: monotonicSeconds()))
+        return outgoing[id] != nil
+    }
+
+    private func refuseOverlong(_ id: Int) {
+        let error = CowatchError(.protocolViolation, "line longer than \(wireMaxLineBytes) bytes")
+        outgoing[id]?.yield(.error(code: error.code.rawValue, message: error.message))
+        perform(sequencer.disconnected(id, now: monotonicSeconds()))
+        finishOutgoing(id)
+    }
+
+    private func finishOutgoing(_ id: Int) {
+        outgoing[id]?.yield(nil)
+        outgoing.removeValue(forKey: id)?.finish()
+    }
+
+    private func perform(_ outputs: [RoomSequencer.Output]) {
+        for output in outputs {
+            switch output {
+            case .send(let id, let message):
+                guard let continuation = outgoing[id] else { continue }
+                if case .dropped = continuation.yield(message) {
+                    logger.debug("dropping a peer that does not read", metadata: ["cowatch.room.connection": "\(id)"])
+                    perform(sequencer.disconnected(id, now: monotonicSeconds()))
+                    outgoing.removeValue(forKey: id)?.finish()
+                }
+            case .close(let id):
+                finishOutgoing(id)
+            }
+        }
+    }
+
+    /// Runs the sequencer's deadlines (seek holds, participant lists).
+    func runTimers() async throws {
+        while !Task.isCancelled {
+            let now = monotonicSeconds()
+            let wait = min(0.1, max(0.001, (sequencer.nextDeadline() ?? now + 0.1) - now))
+            try await Task.sleep(for: .seconds(wait))
+            perform(sequencer.tick(now: monotonicSeconds()))
+        }
+    }
+}
+
+/// Seconds of CLOCK_MONOTONIC: the room's reference clock.
+func monotonicSeconds() -> Double {
+    var spec = timespec()
+    clock_gettime(CLOCK_MONOTONIC, &spec)
+    return Double(spec.tv_sec) + Double(spec.tv_nsec) * 1e-9
+}

@@ -1,0 +1,78 @@
+import ArgumentParser
+import CowatchCore
+import CowatchNet
+import Foundation
+import Logging
+import ServiceLifecycle
+
+@main
+struct CowatchServer: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "cowatch-server",
+        abstract: "The Cowatch room server: sequencer and reference clock for any number of rooms.",
+        discussion: "Rooms are created when their first participant joins and dropped when the last one leaves. See cowatch-server(1).")
+
+    @Option(help: ArgumentHelp("Address and port to listen on (default 0.0.0.0:7433; port 0 picks a free one).", valueName: "[ADDR:]PORT"))
+    var listen = "0.0.0.0:7433"
+
+    @Option(help: ArgumentHelp("Seconds to wait for everyone to land after a seek while playing (default 2).", valueName: "SECONDS"))
+    var seekReadyTimeout: Double?
+
+    @Option(help: ArgumentHelp("Seconds ahead at which play and speed changes are scheduled, at least (default 0.12).", valueName: "SECONDS"))
+    var minLead: Double?
+
+    @Option(help: ArgumentHelp("Log level on stderr: trace, debug, info, notice, warning, error, critical (default: warning).", valueName: "LEVEL"))
+    var logLevel = "warning"
+
+    func run() async throws {
+        guard let level = Logger.Level(rawValue: logLevel) else {
+            fail("--log-level must be one of trace, debug, info, notice, warning, error, critical", code: 2)
+        }
+        let (host, port) = parseListen(listen)
+        var configuration = RoomSequencer.Configuration()
+        if let seekReadyTimeout {
+            guard seekReadyTimeout.isFinite, seekReadyTimeout > 0 else { fail("--seek-ready-timeout must be positive", code: 2) }
+            configuration.seekReadyTimeout = seekReadyTimeout
+        }
+        if let minLead {
+            guard minLead.isFinite, minLead >= 0, minLead <= 10 else { fail("--min-lead must be between 0 and 10", code: 2) }
+            configuration.minLead = minLead
+        }
+        LoggingSystem.bootstrap { label in
+            var handler = StreamLogHandler.standardError(label: label)
+            handler.logLevel = level
+            return handler
+        }
+        let logger = Logger(label: "cowatch-server")
+        let server = RoomServer(host: host, port: port, configuration: configuration, logger: logger) { host, port in
+            // Scripts and tests read this line to learn the port.
+            FileHandle.standardOutput.write(Data("cowatch-server: listening on \(host):\(port)\n".utf8))
+        }
+        let group = ServiceGroup(
+            configuration: .init(services: [.init(service: server)], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
+        do {
+            try await group.run()
+        } catch let error as CowatchError {
+            fail(error.message, code: 1)
+        }
+    }
+
+    func parseListen(_ text: String) -> (String, Int) {
+        var host = "0.0.0.0"
+        var portText = text
+        if let colon = text.lastIndex(of: ":") {
+            host = String(text[..<colon])
+            portText = String(text[text.index(after: colon)...])
+            if host.hasPrefix("[") && host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
+        }
+        guard !host.isEmpty, let port = Int(portText), (0...65535).contains(port) else {
+            fail("--listen must look like [ADDR:]PORT, got \"\(text)\"", code: 2)
+        }
+        return (host, port)
+    }
+
+    func fail(_ message: String, code: Int32) -> Never {
+        FileHandle.standardError.write(Data("cowatch-server: \(message)\n".utf8))
+        Foundation.exit(code)
+    }
+}

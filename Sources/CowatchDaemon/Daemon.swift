@@ -80,9 +80,14 @@ struct PlayerLifetimeService: Service {
     let controller: PlayerController
 
     func run() async throws {
-        await withGracefulShutdownHandler {
-            await controller.waitUntilPlayerEnded()
-        } onGracefulShutdown: {
+        // Released by graceful shutdown, or by cancellation when another service failed.
+        await withTaskCancellationHandler {
+            await withGracefulShutdownHandler {
+                await controller.waitUntilPlayerEnded()
+            } onGracefulShutdown: {
+                Task { await controller.stopWaitingForPlayerEnd() }
+            }
+        } onCancel: {
             Task { await controller.stopWaitingForPlayerEnd() }
         }
     }

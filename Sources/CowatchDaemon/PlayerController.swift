@@ -23,6 +23,7 @@ public actor PlayerController: ControlRequestHandler {
     private var lastPublished: PlayerStatus?
     private var eof = false
     private var playerEnded = false
+    private var stopWaiting = false
     private var endWaiters: [CheckedContinuation<Void, Never>] = []
     private var room: RoomSession?
     private var roomEvents: AsyncStream<MpvEvent>.Continuation?
@@ -96,12 +97,13 @@ public actor PlayerController: ControlRequestHandler {
 
     /// Returns once the player has shut down (the user closed it, or `quit`).
     public func waitUntilPlayerEnded() async {
-        if playerEnded { return }
+        if playerEnded || stopWaiting { return }
         await withCheckedContinuation { endWaiters.append($0) }
     }
 
     /// Releases `waitUntilPlayerEnded` callers (at graceful shutdown).
     public func stopWaitingForPlayerEnd() {
+        stopWaiting = true
         for waiter in endWaiters { waiter.resume() }
         endWaiters = []
     }

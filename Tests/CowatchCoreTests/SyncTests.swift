@@ -167,12 +167,16 @@ struct RoomCoordinatorTests {
     static let oneWay = 0.005
 
     /// Runs the coordinator against the simulated player for `seconds`, answering clock probes.
+    /// Returns the local time of the last step.
+    @discardableResult
     func run(
         _ coordinator: inout RoomCoordinator, _ player: inout SimulatedPlayer, from start: Double, seconds: Double,
         sent: inout [ClientMessage]
-    ) {
+    ) -> Double {
         var t = start
-        while t < start + seconds {
+        var last = start
+        while t < start + seconds - 1e-9 {
+            last = t
             player.advance(to: t)
             for action in coordinator.tick(now: t, sample: player.sample(at: t)) {
                 switch action {
@@ -186,6 +190,7 @@ struct RoomCoordinatorTests {
             }
             t += 0.01
         }
+        return last
     }
 
     func joined(timeline: GroupTimeline, at now: Double) -> RoomCoordinator {
@@ -202,8 +207,9 @@ struct RoomCoordinatorTests {
         var player = SimulatedPlayer()
         player.naturalRateError = rateError
         var sent: [ClientMessage] = []
-        run(&coordinator, &player, from: 0, seconds: 4, sent: &sent)
-        let expected = 30 + (4 - 0.01 + Self.offset - (Self.offset - 5))
+        let end = run(&coordinator, &player, from: 0, seconds: 4, sent: &sent)
+        // The truth: the timeline played from 30 at reference offset − 5, i.e. local −5.
+        let expected = 30 + (end + 5)
         #expect(!player.paused)
         #expect(abs(player.position - expected) < 0.002, "position \(player.position) expected \(expected)")
         #expect(abs(coordinator.lastError ?? 1) < 0.001)
@@ -243,9 +249,9 @@ struct RoomCoordinatorTests {
         run(&coordinator, &player, from: 0.5, seconds: 0.45, sent: &sent)
         #expect(player.paused)
         #expect(player.position == 10)
-        run(&coordinator, &player, from: 0.95, seconds: 2, sent: &sent)
+        let end = run(&coordinator, &player, from: 0.95, seconds: 2, sent: &sent)
         #expect(!player.paused)
-        #expect(abs(player.position - (10 + 2.95 - 1.0)) < 0.002)
+        #expect(abs(player.position - (10 + end - 1.0)) < 0.002)
     }
 
     @Test("our own action suppresses reconciling until the server applies it, and is reported")

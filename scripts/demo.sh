@@ -21,7 +21,7 @@ fi
 export XDG_RUNTIME_DIR=$PWD/$out/run
 mkdir -p "$XDG_RUNTIME_DIR"
 pids=()
-cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; }
+cleanup() { for ((i=${#pids[@]}-1; i>=0; i--)); do kill "${pids[i]}" 2>/dev/null || true; done; wait 2>/dev/null || true; }
 trap cleanup EXIT
 
 echo "== room server on 127.0.0.1 (port chosen by the system)"

@@ -1,0 +1,130 @@
+import Testing
+
+@testable import CowatchCore
+
+@Suite("Room wire messages")
+struct WireProtocolTests {
+    static let timeline = GroupTimeline(seq: 4, position: 61.5, reference: 1234.5678, rate: 1.25, playing: true, holding: false)
+
+    static let clientMessages: [ClientMessage] = [
+        .hello(.init(room: "movie-night", name: "alice", mediaTitle: "night.mkv", mediaDuration: 5400)),
+        .hello(.init(room: "r", name: "b", auth: ["scheme": "none"])),
+        .timeRequest(id: 7, t1: 123.456789),
+        .action(.init(id: 1, kind: .play)),
+        .action(.init(id: 2, kind: .pause, position: 42.04)),
+        .action(.init(id: 3, kind: .seek, position: 90, from: 12.5)),
+        .action(.init(id: 4, kind: .speed, rate: 1.5)),
+        .ready(seq: 9),
+        .report(drift: -0.0004, rtt: 0.0012),
+        .report(drift: nil, rtt: nil),
+        .bye,
+    ]
+
+    static let serverMessages: [ServerMessage] = [
+        .welcome(.init(name: "alice", room: "movie-night", timeline: timeline, participants: [
+            ParticipantInfo(name: "alice", state: "joined"), ParticipantInfo(name: "bob", state: "ready", drift: 0.001, rtt: 0.02),
+        ])),
+        .timeReply(id: 7, t1: 1, t2: 2.5, t3: 2.5001),
+        .applied(timeline: timeline, notice: Notice(actor: "bob", action: .seek, position: 90, from: 12, to: 90), actionID: 3),
+        .applied(timeline: timeline, notice: nil, actionID: nil),
+        .notice(Notice(actor: "carol", action: .join)),
+        .participants([ParticipantInfo(name: "dave", state: "joined", drift: nil, rtt: 0.5)]),
+        .error(code: "name-taken", message: "a participant named bob is already in room r"),
+    ]
+
+    @Test("client messages round-trip", arguments: clientMessages)
+    func clientRoundTrip(message: ClientMessage) throws {
+        let line = message.encoded()
+        #expect(line.last == UInt8(ascii: "\n"))
+        #expect(try ClientMessage.decode(line: line.dropLast()) == message)
+    }
+
+    @Test("server messages round-trip", arguments: serverMessages)
+    func serverRoundTrip(message: ServerMessage) throws {
+        #expect(try ServerMessage.decode(line: message.encoded().dropLast()) == message)
+    }
+
+    @Test("every message survives byte-at-a-time framing")
+    func byteAtATime() throws {
+        var framer = LineFramer(maxLineBytes: wireMaxLineBytes)
+        var lines: [[UInt8]] = []
+        let stream = Self.clientMessages.flatMap { $0.encoded() } + Self.serverMessages.flatMap { $0.encoded() }
+        for byte in stream {
+            for case .line(let line) in framer.feed([byte]) { lines.append(line) }
+        }
+        #expect(lines.count == Self.clientMessages.count + Self.serverMessages.count)
+        for (line, message) in zip(lines, Self.clientMessages) { #expect(try ClientMessage.decode(line: line) == message) }
+        for (line, message) in zip(lines.dropFirst(Self.clientMessages.count), Self.serverMessages) {
+            #expect(try ServerMessage.decode(line: line) == message)
+        }
+    }
+
+    static let badClientLines: [String] = [
+        "", "not json", "[]", "42", "{}", #"{"type":7}"#, #"{"type":"launch"}"#,
+        #"{"type":"hello","protocol":1,"room":"r"}"#,
+        #"{"type":"hello","protocol":1,"room":"r","name":"a b"}"#,
+        #"{"type":"hello","protocol":1,"room":"r","name":"\#(String(repeating: "x", count: 33))"}"#,
+        #"{"type":"hello","protocol":1,"room":"\#(String(repeating: "r", count: 65))","name":"a"}"#,
+        #"{"type":"hello","protocol":1.5,"room":"r","name":"a"}"#,
+        #"{"type":"hello","protocol":1,"room":"r","name":"a","auth":"secret"}"#,
+        #"{"type":"time_request","id":-1,"t1":0}"#,
+        #"{"type":"time_request","id":1,"t1":1e300}"#,
+        #"{"type":"time_request","id":1,"t1":"soon"}"#,
+        #"{"type":"action","id":1,"kind":"dance"}"#,
+        #"{"type":"action","id":1,"kind":"pause"}"#,
+        #"{"type":"action","id":1,"kind":"seek","position":-3}"#,
+        #"{"type":"action","id":1,"kind":"speed"}"#,
+        #"{"type":"action","id":1,"kind":"speed","rate":1000}"#,
+        #"{"type":"action","id":1,"kind":"speed","rate":0}"#,
+        #"{"type":"ready","seq":"x"}"#,
+        #"{"type":"report","rtt":-1}"#,
+        #"{"type":"report","drift":1e99}"#,
+    ]
+
+    @Test("malformed client lines are protocol violations", arguments: badClientLines)
+    func badClient(line: String) {
+        #expect(throws: CowatchError(.protocolViolation, "")) { try ClientMessage.decode(line: Array(line.utf8)) }
+    }
+
+    static let badServerLines: [String] = [
+        #"{"type":"applied"}"#,
+        #"{"type":"applied","timeline":{"seq":1,"position":0,"reference":0,"rate":1,"playing":"yes","holding":false}}"#,
+        #"{"type":"applied","timeline":{"seq":1,"position":0,"reference":0,"rate":-1,"playing":true,"holding":false}}"#,
+        #"{"type":"welcome","protocol":1,"name":"a","room":"r","timeline":{}}"#,
+        #"{"type":"notice","notice":{"actor":"a","action":"explode"}}"#,
+        #"{"type":"participants","participants":[{"state":"joined"}]}"#,
+        #"{"type":"time_reply","id":1,"t1":0,"t2":0}"#,
+    ]
+
+    @Test("malformed server lines are protocol violations", arguments: badServerLines)
+    func badServer(line: String) {
+        #expect(throws: CowatchError(.protocolViolation, "")) { try ServerMessage.decode(line: Array(line.utf8)) }
+    }
+
+    @Test("an over-long line is refused before parsing")
+    func overlong() {
+        let line = Array(#"{"type":"bye","pad":""#.utf8) + [UInt8](repeating: 0x61, count: wireMaxLineBytes) + Array(#""}"#.utf8)
+        #expect(throws: CowatchError(.protocolViolation, "")) { try ClientMessage.decode(line: line) }
+    }
+
+    @Test("random bytes never crash the decoders (fuzz regression)", arguments: [1, 2, 3, 4, 5] as [UInt64])
+    func fuzz(seed: UInt64) {
+        var rng = SplitMix(seed: seed)
+        let alphabet = Array(#"{}[]":,.-+0123456789eEtrufalsnybdpchoiqm \#n"#.utf8)
+        for _ in 0..<500 {
+            let length = Int(rng.next() % 120)
+            var bytes: [UInt8] = (0..<length).map { _ in alphabet[Int(rng.next() % UInt64(alphabet.count))] }
+            if rng.next() % 3 == 0 { bytes = Array(#"{"type":"action","id":1,"kind":"seek","position":"#.utf8) + bytes }
+            _ = try? ClientMessage.decode(line: bytes)
+            _ = try? ServerMessage.decode(line: bytes)
+        }
+    }
+
+    @Test("notice sentences say who did what")
+    func sentences() {
+        #expect(Notice(actor: "bob", action: .pause, position: 2530).text == "bob paused at 0:42:10")
+        #expect(Notice(actor: "carol", action: .seek, position: 60, from: 3, to: 60).text == "carol jumped from 0:03 to 1:00")
+        #expect(Notice(actor: "alice", action: .speed, rate: 1.25).text == "alice set the speed to 1.25×")
+        #expect(Notice(actor: "dave", action: .join).text == "dave joined")
+    }
+}

@@ -40,6 +40,7 @@ struct Rooms: ParsableCommand {
     @Option(help: "Viewers per room.") var viewers = 3
     @Option(help: "Seconds of steady-state sampling per scenario.") var duration = 10.0
     @Option(help: "Repeat every scenario this many times (figures pool all runs).") var repeats = 3
+    @Flag(help: "Only the video-only scenarios (for tuning).") var videoOnly = false
 
     func run() throws {
         let audio = try TestMedia.audioVideo()
@@ -47,15 +48,18 @@ struct Rooms: ParsableCommand {
         var rows: [Row] = []
         var steadyAudio: [Double] = [], steadyVideo: [Double] = [], afterPlay: [Double] = []
         var seekLock: [Double] = [], joinLock: [Double] = [], baseline: [Double] = [], corrections: [Double] = []
+        var baselineVideo: [Double] = []
         for run in 1...repeats {
-            log("run \(run)/\(repeats): audio+video room")
-            let room = try BenchRoom(viewers: viewers, media: audio, name: "bench-a\(run)")
-            afterPlay += try room.playAndMeasureStart()
-            steadyAudio += SkewSampler(clients: room.clients).sample(count: Int(duration / 0.025), interval: 0.025, rate: 1)
-            seekLock.append(try room.seekAndTimeLock(to: 30))
-            joinLock.append(try room.lateJoinAndTimeLock())
-            corrections.append(try room.correctionCount())
-            room.stop()
+            if !videoOnly {
+                log("run \(run)/\(repeats): audio+video room")
+                let room = try BenchRoom(viewers: viewers, media: audio, name: "bench-a\(run)")
+                afterPlay += try room.playAndMeasureStart()
+                steadyAudio += SkewSampler(clients: room.clients).sample(count: Int(duration / 0.025), interval: 0.025, rate: 1)
+                seekLock.append(try room.seekAndTimeLock(to: 30))
+                joinLock.append(try room.lateJoinAndTimeLock())
+                corrections.append(try room.correctionCount())
+                room.stop()
+            }
 
             log("run \(run)/\(repeats): video-only room")
             let videoRoom = try BenchRoom(viewers: viewers, media: video, name: "bench-v\(run)")
@@ -64,32 +68,36 @@ struct Rooms: ParsableCommand {
             steadyVideo += FrameSkewSampler(clients: videoRoom.clients).sample(seconds: duration, rate: 1)
             videoRoom.stop()
 
-            log("run \(run)/\(repeats): baseline (same players, no room: play sent to each in turn)")
-            baseline += try Self.baseline(viewers: viewers, media: audio, seconds: min(duration, 5))
+            log("run \(run)/\(repeats): baselines (same players, no room: play sent to each in turn)")
+            if !videoOnly { baseline += try Self.baseline(viewers: viewers, media: audio, seconds: min(duration, 5)) }
+            baselineVideo += try Self.baseline(viewers: viewers, media: video, seconds: min(duration, 5), frames: true)
         }
         rows.append(Row(name: "steady skew, audio+video (audio-pts)", values: steadyAudio, unit: .ms))
         rows.append(Row(name: "steady skew, video-only (frame instants)", values: steadyVideo, unit: .ms))
         rows.append(Row(name: "skew 0.2–1.2 s after play", values: afterPlay, unit: .ms))
         rows.append(Row(name: "re-lock after seek (<2 ms)", values: seekLock, unit: .s))
         rows.append(Row(name: "re-lock after late join (<2 ms)", values: joinLock, unit: .s))
-        rows.append(Row(name: "baseline: uncoordinated players", values: baseline, unit: .ms))
+        rows.append(Row(name: "baseline: uncoordinated, audio-pts", values: baseline, unit: .ms))
+        rows.append(Row(name: "baseline: uncoordinated, video-only frames", values: baselineVideo, unit: .ms))
         print(Row.table(rows))
         if let ours = Percentiles(steadyAudio), let theirs = Percentiles(baseline), ours.p50 > 0 {
             print("\nbaseline / cowatch, steady audio p50: \(format(theirs.p50 / ours.p50))×, p99: \(format(theirs.p99 / max(ours.p99, 1e-9)))×")
         }
-        print("corrections per viewer per minute (speed nudges + seeks), median: \(format(Percentiles(corrections)?.p50 ?? 0))")
+        print("corrections per viewer over the audio scenario (speed changes + seeks), median: \(format(Percentiles(corrections)?.p50 ?? 0))")
         print("\(viewers) viewers, \(repeats) runs, \(Int(duration)) s sampling; \(ProcessInfo.processInfo.activeProcessorCount) cores")
     }
 
     /// Standalone daemons, each told to seek and play one after another, as a person with
     /// several players (or a tool without a shared clock) would: the skew they keep.
-    static func baseline(viewers: Int, media: String, seconds: Double) throws -> [Double] {
+    static func baseline(viewers: Int, media: String, seconds: Double, frames: Bool = false) throws -> [Double] {
         let daemons = try (0..<viewers).map { try DaemonProcess(name: "base\($0)", media: media, extraArguments: ["--paused"]) }
         let clients = try daemons.map { try $0.client() }
         for client in clients { try client.request(.seek(seconds: 5, mode: .absolute)) }
         for client in clients { try client.request(.play) }
         sleepSeconds(1)
-        let skews = SkewSampler(clients: clients).sample(count: Int(seconds / 0.025), interval: 0.025, rate: 1)
+        let skews = frames
+            ? FrameSkewSampler(clients: clients).sample(seconds: seconds, rate: 1)
+            : SkewSampler(clients: clients).sample(count: Int(seconds / 0.025), interval: 0.025, rate: 1)
         for daemon in daemons { daemon.terminate() }
         return skews
     }

@@ -160,9 +160,9 @@ struct MediaTimeTests {
     @Test("formats like a player")
     func formats() {
         #expect(MediaTime.format(3723) == "1:02:03")
-        #expect(MediaTime.format(62.04) == "1:02")
-        #expect(MediaTime.format(62.04, fraction: 1) == "1:02.0")
-        #expect(MediaTime.format(-5) == "-0:05")
+        #expect(MediaTime.format(62.04) == "0:01:02")
+        #expect(MediaTime.format(62.04, fraction: 1) == "0:01:02.0")
+        #expect(MediaTime.format(-5) == "-0:00:05")
         #expect(MediaTime.format(.nan) == "--:--")
     }
 }

@@ -123,7 +123,7 @@ struct WireProtocolTests {
     @Test("notice sentences say who did what")
     func sentences() {
         #expect(Notice(actor: "bob", action: .pause, position: 2530).text == "bob paused at 0:42:10")
-        #expect(Notice(actor: "carol", action: .seek, position: 60, from: 3, to: 60).text == "carol jumped from 0:03 to 1:00")
+        #expect(Notice(actor: "carol", action: .seek, position: 60, from: 3, to: 60).text == "carol jumped from 0:00:03 to 0:01:00")
         #expect(Notice(actor: "alice", action: .speed, rate: 1.25).text == "alice set the speed to 1.25×")
         #expect(Notice(actor: "dave", action: .join).text == "dave joined")
     }

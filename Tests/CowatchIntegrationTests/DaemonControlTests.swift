@@ -237,7 +237,7 @@ struct DaemonControlTests {
         let (_, json, _) = try run(["status", "--json"])
         #expect(PlayerStatus(json: try JSONValue.parse(Array(json.utf8)))?.name == "alice")
         let (_, text, _) = try run(["status"])
-        #expect(text.contains("paused at 0:52"))
+        #expect(text.contains("paused at 0:00:52"))
         let (speedStatus, _, _) = try run(["speed", "1.5"])
         #expect(speedStatus == 0)
         #expect(try daemon.client().status().speed == 1.5)

@@ -32,7 +32,7 @@ public enum MediaTime {
         return Argument(seconds: sign * total, relative: relative)
     }
 
-    /// Formats seconds as `h:mm:ss` (or `m:ss` under an hour); negative values get a `-`.
+    /// Formats seconds as `h:mm:ss`, as mpv's OSD does; negative values get a `-`.
     /// With `fraction` digits, seconds carry that many decimals.
     public static func format(_ seconds: Double, fraction: Int = 0) -> String {
         guard seconds.isFinite else { return "--:--" }
@@ -43,7 +43,7 @@ public enum MediaTime {
         let hours = whole / 3600
         let minutes = (whole % 3600) / 60
         let secs = whole % 60
-        var text = hours > 0 ? "\(hours):\(twoDigits(minutes)):\(twoDigits(secs))" : "\(minutes):\(twoDigits(secs))"
+        var text = "\(hours):\(twoDigits(minutes)):\(twoDigits(secs))"
         if fraction > 0 {
             let frac = Int(scaled) - whole * Int(scale)
             var digits = String(frac)

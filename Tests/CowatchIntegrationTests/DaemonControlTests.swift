@@ -185,6 +185,21 @@ struct DaemonControlTests {
         #expect(!FileManager.default.fileExists(atPath: daemon.controlPath))
     }
 
+    @Test("SIGTERM while clients are still connecting exits cleanly (no connection left unfinished)")
+    func sigtermDuringConnects() throws {
+        for round in 0..<8 {
+            let daemon = try startDaemon("race\(round)")
+            let path = daemon.controlPath
+            let connector = Thread {
+                for _ in 0..<30 { _ = ControlClient.isListening(path: path) }
+            }
+            connector.start()
+            usleep(UInt32(round) * 300)
+            #expect(daemon.terminate() == 0, "round \(round): \(daemon.stderr.prefix(300))")
+            #expect(!FileManager.default.fileExists(atPath: path))
+        }
+    }
+
     @Test("quit stops the daemon and removes the socket")
     func quit() throws {
         let daemon = try startDaemon()

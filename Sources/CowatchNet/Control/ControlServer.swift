@@ -51,20 +51,19 @@ public struct ControlServer: Service {
         logger.debug("control socket listening", metadata: ["cowatch.control.path": "\(path)"])
         ready?()
 
-        // On shutdown, stop accepting and end every connection (clients that stay connected
-        // must not keep the daemon alive): cancellation ends each connection's loops.
-        do {
-            try await cancelWhenGracefulShutdown {
-                try await withThrowingDiscardingTaskGroup { group in
-                    try await server.executeThenClose { inbound in
-                        for try await connection in inbound {
-                            group.addTask { await serve(connection) }
-                        }
+        // On shutdown, close the listening socket: the accept loop then ends after handing out
+        // every connection already accepted (each NIOAsyncChannel must be run to be finished),
+        // and the connections are cancelled, so clients that stay connected cannot hold the
+        // daemon up.
+        try await withShutdownClosing(server.channel) {
+            try await withThrowingDiscardingTaskGroup { group in
+                try await server.executeThenClose { inbound in
+                    for try await connection in inbound {
+                        group.addTask { await serve(connection) }
                     }
                 }
+                group.cancelAll()
             }
-        } catch is CancellationError {
-            // The way a graceful shutdown ends the loop: a normal stop.
         }
     }
 

@@ -54,19 +54,16 @@ public struct RoomServer: Service {
         onBound?(host, boundPort)
 
         let hub = RoomHub(sequencer: RoomSequencer(configuration: configuration), logger: logger)
-        do {
-            try await cancelWhenGracefulShutdown {
-                try await withThrowingDiscardingTaskGroup { group in
-                    group.addTask { try await hub.runTimers() }
-                    try await server.executeThenClose { inbound in
-                        for try await connection in inbound {
-                            group.addTask { await hub.serve(connection) }
-                        }
+        try await withShutdownClosing(server.channel) {
+            try await withThrowingDiscardingTaskGroup { group in
+                group.addTask { try? await hub.runTimers() }
+                try await server.executeThenClose { inbound in
+                    for try await connection in inbound {
+                        group.addTask { await hub.serve(connection) }
                     }
                 }
+                group.cancelAll()
             }
-        } catch is CancellationError {
-            // Graceful shutdown ends the loops this way.
         }
     }
 }

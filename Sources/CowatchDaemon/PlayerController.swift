@@ -54,7 +54,7 @@ public actor PlayerController: ControlRequestHandler {
     /// Loads the media and waits until it is loaded or has failed.
     /// Throws `media-unavailable` with mpv's reason, or `timeout`.
     public func open() async throws(CowatchError) {
-        for property in ["pause", "speed", "eof-reached", "media-title", "duration"] {
+        for property in ["pause", "speed", "eof-reached", "media-title", "duration", "time-pos"] {
             try? player.observe(property)
         }
         do {
@@ -136,7 +136,9 @@ public actor PlayerController: ControlRequestHandler {
                 waiter.resume(returning: true)
             }
             publishState(force: true)
-        case .propertyChange(let name, let value):
+        case .propertyChange("time-pos", _, _):
+            break  // every frame; only the room's frame clock wants it
+        case .propertyChange(let name, let value, _):
             if name == "eof-reached" {
                 let reached = value?.boolValue ?? false
                 if reached && !eof {

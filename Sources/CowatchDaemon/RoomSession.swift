@@ -24,7 +24,7 @@ actor RoomSession {
     private var recentPaused: [(value: Bool, at: Double)] = []
     private var recentSpeeds: [(value: Double, at: Double)] = []
     private var userSeekFrom: Double?
-    private var frameClock = FrameClock()
+    private var frameClock = FrameEventClock()
     private var hasAudio = false
     private var actionWaiters: [Int: CheckedContinuation<Bool, Never>] = [:]
     private var lastFailure: CowatchError?
@@ -90,7 +90,6 @@ actor RoomSession {
         perform(coordinator.connected(now: monotonicNow(), mediaTitle: title, mediaDuration: duration))
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { try await self.tickLoop() }
-            if !hasAudio { group.addTask { try await self.framePollLoop() } }
             defer { group.cancelAll() }
             for try await message in inbound {
                 perform(coordinator.received(message, now: monotonicNow()))
@@ -113,19 +112,6 @@ actor RoomSession {
                 try await Task.sleep(for: .seconds(interval))
             }
             tick()
-        }
-    }
-
-    private func framePollLoop() async throws {
-        while !Task.isCancelled {
-            try await Task.sleep(for: .milliseconds(4))
-            guard let paused = try? player.getFlag("pause"), !paused, !seeking,
-                let speed = try? player.getDouble("speed")
-            else { continue }
-            let before = monotonicNow()
-            guard let position = try? player.getDouble("time-pos") else { continue }
-            let after = monotonicNow()
-            frameClock.poll(position: position, at: (before + after) / 2, rate: speed)
         }
     }
 
@@ -225,7 +211,13 @@ actor RoomSession {
                 let target = (try? player.getDouble("time-pos")) ?? from
                 perform(coordinator.request(.seek, position: target, from: from, now: now).actions)
             }
-        case .propertyChange(name: "pause", let value):
+        case .propertyChange(name: "time-pos", let value, let at):
+            // Without audio, the instants at which frames change are the fine clock.
+            guard !hasAudio, !seeking, let position = value?.doubleValue,
+                (try? player.getFlag("pause")) == false, let speed = try? player.getDouble("speed")
+            else { return }
+            frameClock.shown(position: position, at: at, rate: speed)
+        case .propertyChange(name: "pause", let value, _):
             guard let paused = value?.boolValue, coordinator.isJoined else { return }
             if let index = recentPaused.firstIndex(where: { $0.value == paused }) {
                 recentPaused.remove(at: index)
@@ -233,7 +225,7 @@ actor RoomSession {
             }
             let position = try? player.getDouble("time-pos")
             perform(coordinator.request(paused ? .pause : .play, position: position, now: now).actions)
-        case .propertyChange(name: "speed", let value):
+        case .propertyChange(name: "speed", let value, _):
             guard let speed = value?.doubleValue, coordinator.isJoined else { return }
             if let index = recentSpeeds.firstIndex(where: { abs($0.value - speed) < 1e-9 }) {
                 recentSpeeds.removeSubrange(0...index)

@@ -18,8 +18,10 @@ public enum MpvEndFileReason: Sendable, Hashable {
 
 /// An event from the player, converted on the event thread.
 public enum MpvEvent: Sendable, Hashable {
-    /// An observed property changed; `value` is nil when it became unavailable.
-    case propertyChange(name: String, value: MpvNode?)
+    /// An observed property changed; `value` is nil when it became unavailable. `at` is when the
+    /// event thread received it (CLOCK_MONOTONIC seconds): for `time-pos` that is, within mpv's
+    /// notification latency, when a new frame was shown.
+    case propertyChange(name: String, value: MpvNode?, at: Double)
     /// A file started loading.
     case startFile
     /// The file is loaded and playback (or the paused first frame) is about to start.

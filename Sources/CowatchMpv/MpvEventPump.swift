@@ -1,10 +1,20 @@
 import CMpv
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// The body of the event thread: waits on `mpv_wait_event` and converts each event.
 ///
 /// Lives at file scope outside any `main.swift` on purpose: code there is main-actor isolated,
 /// and running it on mpv's side of the world traps.
 enum MpvEventPump {
+    static func monotonicSeconds() -> Double {
+        var spec = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &spec)
+        return Double(spec.tv_sec) + Double(spec.tv_nsec) * 1e-9
+    }
+
     static func run(handle: MpvHandle, continuation: AsyncStream<MpvEvent>.Continuation) {
         defer { continuation.finish() }
         while true {
@@ -39,9 +49,9 @@ enum MpvEventPump {
                 let name = data.name.map({ String(cString: $0) })
             else { return nil }
             if data.format == MPV_FORMAT_NODE, let nodePointer = data.data?.assumingMemoryBound(to: mpv_node.self) {
-                return .propertyChange(name: name, value: MpvNode(copying: nodePointer.pointee))
+                return .propertyChange(name: name, value: MpvNode(copying: nodePointer.pointee), at: monotonicSeconds())
             }
-            return .propertyChange(name: name, value: nil)
+            return .propertyChange(name: name, value: nil, at: monotonicSeconds())
         case MPV_EVENT_LOG_MESSAGE:
             guard let data = event.data?.assumingMemoryBound(to: mpv_event_log_message.self).pointee else { return nil }
             let text = data.text.map { String(cString: $0) } ?? ""

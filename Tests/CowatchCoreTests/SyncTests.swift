@@ -67,52 +67,55 @@ struct DriftControllerTests {
     }
 }
 
-@Suite("Frame clock")
-struct FrameClockTests {
-    /// Frames every 40 ms whose appearance wobbles by up to ±1 ms; polls every 4 ms.
-    func simulate(phase: Double, rate: Double, seconds: Double, clock: inout FrameClock, start: Double = 0, seed: UInt64 = 1) {
+@Suite("Frame event clock")
+struct FrameEventClockTests {
+    /// Frames every 40 ms, each noticed after a latency of 0.1 ms plus up to ±1 ms of wobble, and
+    /// now and then (every `lateEvery`th frame) 8 ms late.
+    func feed(_ clock: inout FrameEventClock, phase: Double, rate: Double, frames: Range<Int>, lateEvery: Int = 7, seed: UInt64 = 1) {
         var rng = SplitMix(seed: seed)
-        var t = start
-        let frame = 0.04
-        var wobble: [Int: Double] = [:]
-        while t < start + seconds {
-            // Which frame is shown at t: the last whose (wobbled) appearance instant has passed.
-            var index = Int(((t - phase) * rate / frame).rounded(.down)) + 1
-            func appears(_ i: Int) -> Double {
-                if wobble[i] == nil { wobble[i] = rng.uniform(-0.001, 0.001) }
-                return phase + Double(i) * frame / rate + wobble[i]!
-            }
-            while index > 0 && appears(index) > t { index -= 1 }
-            clock.poll(position: Double(index) * frame, at: t, rate: rate)
-            t += 0.004
+        for index in frames {
+            let position = Double(index) * 0.04
+            var at = phase + position / rate + 0.0001 + rng.uniform(-0.001, 0.001)
+            if index % lateEvery == 0 { at += 0.008 }
+            clock.shown(position: position, at: at, rate: rate)
         }
     }
 
-    @Test("pins the phase well below the poll period", arguments: [1.0, 1.5, 0.75])
+    @Test("the phase lands within a millisecond despite late notices", arguments: [1.0, 1.5, 0.75])
     func phase(rate: Double) throws {
-        var clock = FrameClock()
-        simulate(phase: 3.2571, rate: rate, seconds: 2, clock: &clock, start: 3.3)
+        var clock = FrameEventClock()
+        feed(&clock, phase: 3.2571, rate: rate, frames: 100..<150)
         let estimate = try #require(clock.phase)
-        #expect(abs(estimate.value - 3.2571) < 0.0015)
-        let position = try #require(clock.position(at: 5))
-        #expect(abs(position - (5 - 3.2571) * rate) < 0.0015 * rate)
+        #expect(abs(estimate - 3.2571) < 0.001)
+        let position = try #require(clock.position(at: 9))
+        #expect(abs(position - (9 - 3.2571) * rate) < 0.001 * rate)
     }
 
     @Test("stays continuous across a speed change")
     func speedChange() throws {
-        var clock = FrameClock()
-        simulate(phase: 0, rate: 1, seconds: 1, clock: &clock, start: 0.01)
-        let before = try #require(clock.position(at: 1.01))
-        clock.poll(position: 1.0, at: 1.011, rate: 1.02)
-        let after = try #require(clock.position(at: 1.011))
-        #expect(abs(after - (before + 0.001)) < 0.0005)
+        var clock = FrameEventClock()
+        feed(&clock, phase: 0, rate: 1, frames: 1..<30)
+        let before = try #require(clock.position(at: 1.2))
+        clock.shown(position: 1.2, at: 1.2, rate: 1.02)
+        let after = try #require(clock.position(at: 1.2))
+        #expect(abs(after - before) < 1e-9)
+        #expect(abs((try #require(clock.position(at: 2.2))) - (before + 1.02)) < 1e-9)
     }
 
-    @Test("a seek (jump) forgets old frames")
-    func seekResets() {
-        var clock = FrameClock()
-        simulate(phase: 0, rate: 1, seconds: 0.5, clock: &clock, start: 0.01)
-        clock.poll(position: 30, at: 0.6, rate: 1)
+    @Test("a jump backwards (a seek) forgets the old frames")
+    func seekResets() throws {
+        var clock = FrameEventClock()
+        feed(&clock, phase: 0, rate: 1, frames: 50..<60)
+        clock.shown(position: 0.4, at: 10, rate: 1)
+        #expect(abs((try #require(clock.phase)) - 9.6) < 1e-9)
+    }
+
+    @Test("nothing is known before the first frame, nor after a reset")
+    func empty() {
+        var clock = FrameEventClock()
+        #expect(clock.position(at: 1) == nil)
+        clock.shown(position: 1, at: 2, rate: 1)
+        clock.reset()
         #expect(clock.phase == nil)
     }
 }

@@ -139,6 +139,22 @@ struct RoomTests {
         }
     }
 
+    @Test("video-only media stays together by the instants frames change")
+    func videoOnly() throws {
+        let room = try Room(names: ["vera", "walt"], media: try TestMedia.videoOnly(), roomName: "video")
+        try room.clients[0].request(.seek(seconds: 5, mode: .absolute))
+        try room.clients[1].request(.play)
+        _ = try room.expectNotices(action: "play", actor: "walt")
+        sleepSeconds(2)
+        for client in room.clients {
+            #expect(try client.request(.getStatus)["drift"]?["source"] == "frames")
+        }
+        let skews = FrameSkewSampler(clients: room.clients).sample(seconds: 3, rate: 1)
+        #expect(skews.count > 20, "too few frames resolved: \(skews.count)")
+        let worst = skews.sorted().dropLast(skews.count / 20).last ?? .infinity  // p95: the bound is for steady state
+        #expect(worst < Self.skewBound, "video-only skew p95 \(worst)")
+    }
+
     @Test("a late joiner aligns without moving the others, and everyone hears of it")
     func lateJoiner() throws {
         var room = try Room(names: ["alice", "bob", "carol"], media: try TestMedia.audioVideo(), roomName: "late")

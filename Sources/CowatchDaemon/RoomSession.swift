@@ -51,6 +51,12 @@ actor RoomSession {
     /// error when the server refuses us for good (name taken, wrong version, …).
     func run() async -> CowatchError? {
         hasAudio = (try? player.getNode("current-tracks/audio")) != nil
+        if !hasAudio {
+            // Frame instants are noisier than audio-pts: leave errors within that noise alone.
+            var configuration = coordinator.configuration
+            configuration.drift.deadband = max(configuration.drift.deadband, 0.001)
+            coordinator = RoomCoordinator(name: coordinator.name, room: coordinator.room, configuration: configuration)
+        }
         var backoff = 0.25
         while !Task.isCancelled {
             do {

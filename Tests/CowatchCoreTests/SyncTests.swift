@@ -54,6 +54,15 @@ struct DriftControllerTests {
         #expect(decision5 == .speed(1.05))
     }
 
+    @Test("errors inside the deadband are left alone")
+    func deadband() {
+        var controller = DriftController(configuration: .init(deadband: 0.001))
+        let inside = controller.update(error: 0.0009, expected: 10, rate: 1, now: 0)
+        #expect(inside == .speed(1))
+        let outside = controller.update(error: 0.002, expected: 10, rate: 1, now: 0.05)
+        #expect(outside == .speed(0.996))
+    }
+
     @Test("a large error seeks ahead by the seek lead, then waits out the cooldown")
     func seeks() {
         var controller = DriftController()

@@ -183,6 +183,48 @@ struct RoomTests {
         #expect(try room.clients[3].status().paused == false)
     }
 
+    @Test("changes made in the player itself become group actions; our own corrections never do")
+    func playerInputBecomesGroupAction() throws {
+        let server = try ServerProcess()
+        let media = try TestMedia.audioVideo()
+        let directory = DaemonProcess.makeDirectory()
+        let mpvSocket = directory + "/alice-mpv.sock"
+        let alice = try DaemonProcess(
+            name: "alice", media: media,
+            extraArguments: ["--join", server.address, "--room", "keys", "--no-osd", "--mpv", "input-ipc-server=\(mpvSocket)"],
+            directory: directory)
+        let bob = try DaemonProcess(name: "bob", media: media, extraArguments: ["--join", server.address, "--room", "keys", "--no-osd"])
+        let bobClient = try bob.client()
+        let bobEvents = try bob.client()
+        let deadline = monotonicNow() + 15
+        while monotonicNow() < deadline, try bobClient.request(.getParticipants).arrayValue?.count != 2 { sleepSeconds(0.05) }
+        _ = try bobEvents.status()
+
+        try bobClient.request(.play)
+        #expect(try bobEvents.waitForEvent(named: "notice", timeout: 5) { $0.fields["action"] == "play" } != nil)
+        // Three seconds of steady playback with speed corrections: no notice may appear.
+        let stray = try bobEvents.waitForEvent(named: "notice", timeout: 3)
+        #expect(stray == nil, "unexpected notice \(String(describing: stray?.fields))")
+
+        // mpv's own IPC stands in for a person pressing keys in alice's window.
+        let player = try ControlClient(path: mpvSocket)
+        try player.request(["set_property", "pause", true])
+        let pause = try bobEvents.waitForEvent(named: "notice", timeout: 5) { $0.fields["action"] == "pause" }
+        #expect(pause?.fields["participant"] == "alice")
+        #expect(try bobClient.waitForStatus(timeout: 3) { $0.paused }.paused)
+
+        try player.request(["seek", 30, "absolute"])
+        let seek = try bobEvents.waitForEvent(named: "notice", timeout: 5) { $0.fields["action"] == "seek" }
+        #expect(seek?.fields["participant"] == "alice")
+        let landed = try bobClient.waitForStatus(timeout: 5) { abs(($0.position ?? 0) - 30) < 0.1 }
+        #expect(abs((landed.position ?? 0) - 30) < 0.1)
+
+        try player.request(["set_property", "speed", 1.5])
+        let speed = try bobEvents.waitForEvent(named: "notice", timeout: 5) { $0.fields["action"] == "speed" }
+        #expect(speed?.fields["rate"] == 1.5)
+        _ = alice
+    }
+
     @Test("two participants with one name: the second is refused with a clear error")
     func nameClash() throws {
         let room = try Room(names: ["bob"], media: try TestMedia.audioVideo(), roomName: "clash")

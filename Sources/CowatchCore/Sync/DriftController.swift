@@ -21,11 +21,16 @@ public struct DriftController: Sendable {
         public var seekCooldown: Double
         /// Seconds added to a seek target while playing, for the time the seek itself takes. Default 0.03 s.
         public var seekLead: Double
+        /// Seconds of error left alone: below the noise of the clock in use there is nothing to
+        /// correct, and chasing noise only makes the player wobble. Default 0 (audio-pts is smooth);
+        /// the daemon uses 1 ms for frame-based clocks.
+        public var deadband: Double
 
         public init(
             seekThreshold: Double = 0.25, correctionTime: Double = 0.5, maxAdjust: Double = 0.05,
-            speedStep: Double = 0.001, seekCooldown: Double = 1.0, seekLead: Double = 0.03
+            speedStep: Double = 0.001, seekCooldown: Double = 1.0, seekLead: Double = 0.03, deadband: Double = 0
         ) {
+            self.deadband = deadband
             self.seekThreshold = seekThreshold
             self.correctionTime = correctionTime
             self.maxAdjust = maxAdjust
@@ -65,7 +70,7 @@ public struct DriftController: Sendable {
             lastSpeed = nil
             return .seek(expected + rate * configuration.seekLead)
         }
-        let wanted = -error / configuration.correctionTime
+        let wanted = abs(error) <= configuration.deadband ? 0 : -error / configuration.correctionTime
         let clamped = min(configuration.maxAdjust, max(-configuration.maxAdjust, wanted))
         let steps = (clamped / configuration.speedStep).rounded()
         let speed = rate * (1 + steps * configuration.speedStep)

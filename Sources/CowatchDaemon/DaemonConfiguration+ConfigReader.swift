@@ -72,6 +72,10 @@ extension DaemonConfiguration {
             try layered.string("name") ?? ControlSocketPath.defaultName(environment: environment))
         let control = try layered.string("control")
             ?? ControlSocketPath.defaultPath(name: name, environment: environment)
+        // sun_path holds 108 bytes including the terminator; say so now, not after opening the media.
+        guard control.utf8.count <= 107 else {
+            throw CowatchError(.invalidConfiguration, "control socket path is longer than 107 bytes: \(control)")
+        }
 
         var mpvTexts: [String] = []
         mpvTexts += try layered.stringArray("mpv", in: 2)
@@ -115,6 +119,9 @@ extension DaemonConfiguration {
             throw CowatchError(.invalidConfiguration, "use either --host or --join, not both")
         case (let host?, nil):
             let endpoint = try RoomSettings.endpoint(host, defaultHost: "0.0.0.0")
+            guard endpoint.port > 0 else {
+                throw CowatchError(.invalidConfiguration, "--host needs a fixed port that others can --join")
+            }
             settings = RoomSettings(
                 room: roomName, serverHost: "127.0.0.1", serverPort: endpoint.port, hostAddress: endpoint.host,
                 hostPort: endpoint.port)

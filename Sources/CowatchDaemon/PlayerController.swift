@@ -188,7 +188,7 @@ public actor PlayerController: ControlRequestHandler {
         PlayerStatus(
             position: try? player.getDouble("time-pos"),
             paused: (try? player.getFlag("pause")) ?? true,
-            speed: (try? player.getDouble("speed")) ?? 1,
+            speed: room?.groupRate.withLock({ $0 }) ?? (try? player.getDouble("speed")) ?? 1,
             duration: try? player.getDouble("duration"),
             media: configuration.media,
             title: try? player.getString("media-title"),

@@ -17,6 +17,9 @@ actor RoomSession {
     let logger: Logger
 
     private var coordinator: RoomCoordinator
+    /// The group's rate, readable without awaiting the actor: `get_status` and `state` events
+    /// report it rather than the player's momentary, drift-corrected speed.
+    nonisolated let groupRate = Locked<Double?>(nil)
     private var send: RoomConnection.Send?
     private var sessionState = "connecting"
     private var seeking = false
@@ -85,12 +88,12 @@ actor RoomSession {
     }
 
     static func isFatal(_ error: CowatchError) -> Bool {
-        [.nameTaken, .unsupportedVersion, CowatchError.Code(rawValue: "auth-failed"), CowatchError.Code(rawValue: "room-full")]
-            .contains(error.code)
+        [.nameTaken, .unsupportedVersion, .authFailed, .roomFull].contains(error.code)
     }
 
     private func session(inbound: AsyncThrowingStream<ServerMessage, any Error>, send: @escaping RoomConnection.Send) async throws {
         self.send = send
+        lastFailure = nil
         let title = try? player.getString("media-title")
         let duration = try? player.getDouble("duration")
         perform(coordinator.connected(now: monotonicNow(), mediaTitle: title, mediaDuration: duration))
@@ -148,6 +151,7 @@ actor RoomSession {
     // MARK: Carrying out actions
 
     private func perform(_ actions: [RoomCoordinator.Action]) {
+        if let rate = coordinator.timelines?.current.rate { groupRate.withLock { $0 = rate } }
         for action in actions {
             switch action {
             case .send(let message):
@@ -337,6 +341,7 @@ actor RoomSession {
         sections["drift"] = [
             "error": .finite(coordinator.lastError), "source": .string(hasAudio ? "audio-pts" : "frames"),
             "nudges": .number(Double(coordinator.drift.nudges)), "seeks": .number(Double(coordinator.drift.seeks)),
+            "player_speed": .finite(try? player.getDouble("speed")),
             "expected": .finite(coordinator.expectedPosition(atLocal: now)),
         ]
         return sections

@@ -11,7 +11,10 @@ public final class DaemonProcess {
     public let directory: String
 
     /// Starts `cowatchd` and waits until its control socket answers (or the process exits).
-    public init(name: String, media: String, extraArguments: [String] = [], directory: String? = nil, waitUntilReady: Bool = true)
+    public init(
+        name: String, media: String, extraArguments: [String] = [], directory: String? = nil,
+        environment extraEnvironment: [String: String] = [:], waitUntilReady: Bool = true
+    )
         throws
     {
         self.name = name
@@ -25,6 +28,8 @@ public final class DaemonProcess {
             + extraArguments
         var environment = ProcessInfo.processInfo.environment
         environment["XDG_CONFIG_HOME"] = self.directory  // no personal config file leaks in
+        for key in environment.keys where key.hasPrefix("COWATCH_") { environment[key] = nil }
+        environment.merge(extraEnvironment) { _, new in new }
         process.environment = environment
         process.standardError = FileHandle(forWritingAtPath: stderrPath)
         process.standardOutput = FileHandle.nullDevice

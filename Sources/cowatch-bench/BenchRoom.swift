@@ -55,14 +55,15 @@ final class BenchRoom {
         return lock.map { samplingStart - start + $0 } ?? .infinity
     }
 
-    /// Adds one more viewer; seconds from its start until the skew of all holds under 2 ms.
-    func lateJoinAndTimeLock() throws -> Double {
+    /// Adds one more viewer; seconds until the skew of all holds under 2 ms, counted from the
+    /// process start (it opens the media first) and from the moment the room lists it as joined.
+    func lateJoinAndTimeLock() throws -> (fromStart: Double, fromJoin: Double) {
         let start = monotonicNow()
         try add("late")
         try waitForParticipants(clients.count)
-        let samplingStart = monotonicNow()
+        let joined = monotonicNow()
         let lock = SkewSampler(clients: clients).timeToLock(bound: 0.002, rate: 1, timeout: 10)
-        return lock.map { samplingStart - start + $0 } ?? .infinity
+        return lock.map { (joined - start + $0, $0) } ?? (.infinity, .infinity)
     }
 
     /// Speed nudges and seeks per viewer per minute so far.

@@ -225,6 +225,44 @@ struct DaemonControlTests {
         #expect(try third.client().status().name == "alice")
     }
 
+    @Test("flags win over the environment, which wins over the config file")
+    func precedence() throws {
+        let directory = DaemonProcess.makeDirectory()
+        let file = directory + "/conf.json"
+        try #"{"paused": true, "osd": false}"#.write(toFile: file, atomically: true, encoding: .utf8)
+        let media = try TestMedia.audioVideo()
+        func paused(_ arguments: [String], _ environment: [String: String]) throws -> Bool {
+            let daemon = try DaemonProcess(
+                name: "p", media: media, extraArguments: ["--config", file] + arguments, directory: DaemonProcess.makeDirectory(),
+                environment: environment)
+            return try daemon.client().status().paused
+        }
+        #expect(try paused([], [:]) == true)
+        #expect(try paused([], ["COWATCH_PAUSED": "false"]) == false)
+        #expect(try paused(["--paused"], ["COWATCH_PAUSED": "false"]) == true)
+    }
+
+    @Test(
+        "bad configuration: one line naming the problem, exit 2",
+        arguments: [
+            (["--host", "0"], [:], "--host"),
+            (["--host", "1:2", "--join", "h:3"], [:], "either"),
+            (["--control", "/tmp/" + String(repeating: "x", count: 120)], [:], "107 bytes"),
+            (["--mpv", "=nokey"], [:], "KEY=VALUE"),
+            ([], ["COWATCH_SEEK_TIMEOUT": "-3"], "seek-timeout"),
+            ([], ["COWATCH_OSD": "maybe"], "osd"),
+            (["--log-level", "loud"], [:], "log-level"),
+            (["--room", "no spaces"], [:], "room"),
+        ] as [([String], [String: String], String)])
+    func badConfiguration(arguments: [String], environment: [String: String], mentions: String) throws {
+        let daemon = try DaemonProcess(
+            name: "cfg", media: try TestMedia.audioVideo(), extraArguments: arguments, environment: environment,
+            waitUntilReady: false)
+        #expect(daemon.waitForExit(timeout: 20) == 2)
+        let lines = daemon.stderr.split(separator: "\n")
+        #expect(lines.count == 1 && daemon.stderr.contains(mentions), "\(daemon.stderr)")
+    }
+
     @Test("media that does not exist: one clear line, non-zero exit")
     func missingMedia() throws {
         let daemon = try DaemonProcess(name: "ghost", media: "/nonexistent/film.mkv", waitUntilReady: false)

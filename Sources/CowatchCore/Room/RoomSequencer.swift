@@ -149,7 +149,7 @@ public struct RoomSequencer: Sendable {
         let scheme = hello.auth["scheme"]?.stringValue ?? "none"
         guard scheme == "none" else {
             return refuse(id, CowatchError(
-                CowatchError.Code(rawValue: "auth-failed"), "room secrets (\(scheme)) are not supported by this server yet"),
+                .authFailed, "room secrets (\(scheme)) are not supported by this server yet"),
                 now: now)
         }
         var room = rooms[hello.room] ?? Room(
@@ -162,7 +162,7 @@ public struct RoomSequencer: Sendable {
         if rooms[hello.room] == nil && rooms.count >= configuration.maxRooms
             || room.members.count >= configuration.maxParticipantsPerRoom
         {
-            return refuse(id, CowatchError(CowatchError.Code(rawValue: "room-full"), "room \(hello.room) is full"), now: now)
+            return refuse(id, CowatchError(.roomFull, "room \(hello.room) is full"), now: now)
         }
         room.members.append(id)
         rooms[hello.room] = room

@@ -57,6 +57,10 @@ public struct CowatchError: Error, Sendable, Hashable, CustomStringConvertible {
         public static let protocolViolation = Code(rawValue: "protocol-violation")
         /// The peer sent faster than allowed.
         public static let flooding = Code(rawValue: "flooding")
+        /// The room requires credentials this participant did not give (reserved for room secrets).
+        public static let authFailed = Code(rawValue: "auth-failed")
+        /// The room (or the server) has no room for another participant.
+        public static let roomFull = Code(rawValue: "room-full")
     }
 
     public var code: Code

@@ -49,6 +49,9 @@ public struct DriftController: Sendable {
 
     public let configuration: Configuration
     private var lastSeekAt: Double = -.infinity
+    private var awaitingSeekResult = false
+    /// The seek lead in use: starts at the configured one and learns from each seek's landing.
+    public private(set) var learnedSeekLead: Double?
     /// Corrections ordered so far (for reports and benchmarks).
     public private(set) var nudges = 0
     public private(set) var seeks = 0
@@ -64,11 +67,21 @@ public struct DriftController: Sendable {
     ///   - rate: the group rate.
     ///   - now: local seconds (for the seek cooldown).
     public mutating func update(error: Double, expected: Double, rate: Double, now: Double) -> Decision {
+        let lead = learnedSeekLead ?? configuration.seekLead
+        if awaitingSeekResult {
+            // The first reading after a seek shows how long seeking really took: lead the next
+            // seek by that much (smoothed, bounded), so late joins and big corrections land closer.
+            awaitingSeekResult = false
+            if abs(error) < configuration.seekThreshold {
+                learnedSeekLead = min(0.5, max(0, lead - 0.5 * error / max(rate, 0.01)))
+            }
+        }
         if abs(error) > configuration.seekThreshold && now - lastSeekAt >= configuration.seekCooldown {
             lastSeekAt = now
             seeks += 1
             lastSpeed = nil
-            return .seek(expected + rate * configuration.seekLead)
+            awaitingSeekResult = true
+            return .seek(expected + rate * lead)
         }
         let wanted = abs(error) <= configuration.deadband ? 0 : -error / configuration.correctionTime
         let clamped = min(configuration.maxAdjust, max(-configuration.maxAdjust, wanted))

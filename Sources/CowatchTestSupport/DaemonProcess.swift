@@ -9,6 +9,9 @@ public final class DaemonProcess {
     public let process = Process()
     public let stderrPath: String
     public let directory: String
+    /// mpv's own JSON IPC socket inside this daemon's player: the observer reads the player's clock
+    /// here, past cowatchd, so measured skew never depends on the daemon's own bookkeeping.
+    public let mpvSocket: String
 
     /// Starts `cowatchd` and waits until its control socket answers (or the process exits).
     public init(
@@ -21,10 +24,12 @@ public final class DaemonProcess {
         self.directory = directory ?? Self.makeDirectory()
         controlPath = self.directory + "/\(name).sock"
         stderrPath = self.directory + "/\(name).stderr"
+        mpvSocket = self.directory + "/\(name).mpv.sock"
         _ = FileManager.default.createFile(atPath: stderrPath, contents: nil)
         process.executableURL = URL(fileURLWithPath: try Binaries.path("cowatchd"))
         process.arguments =
-            ["--media", media, "--name", name, "--control", controlPath, "--mpv", "vo=null", "--mpv", "ao=null"]
+            ["--media", media, "--name", name, "--control", controlPath, "--mpv", "vo=null", "--mpv", "ao=null",
+             "--mpv", "input-ipc-server=\(mpvSocket)"]
             + extraArguments
         var environment = ProcessInfo.processInfo.environment
         environment["XDG_CONFIG_HOME"] = self.directory  // no personal config file leaks in
@@ -54,6 +59,13 @@ public final class DaemonProcess {
     }
 
     public func client() throws -> ControlClient { try ControlClient(path: controlPath) }
+
+    /// A connection to the player's own mpv IPC socket (same JSON shape as the control socket).
+    public func playerProbe() throws -> ControlClient {
+        let deadline = monotonicNow() + 10
+        while !FileManager.default.fileExists(atPath: mpvSocket) && monotonicNow() < deadline { usleep(10_000) }
+        return try ControlClient(path: mpvSocket)
+    }
 
     public var stderr: String { (try? String(contentsOfFile: stderrPath, encoding: .utf8)) ?? "" }
 

@@ -4,9 +4,10 @@ import CowatchCore
 
 /// Measures how far apart players are, from outside the daemons' own bookkeeping.
 ///
-/// Each round reads every player's clock through its control socket (`get_property`, the raw mpv
-/// value: `audio-pts` for media with audio, `time-pos` otherwise) and notes the CLOCK_MONOTONIC
-/// instants just before and after each read. Every reading is carried to one common instant at
+/// Each round reads every player's clock (`get_property`, the raw mpv value: `audio-pts` for media
+/// with audio, `time-pos` otherwise) and notes the CLOCK_MONOTONIC instants just before and after
+/// each read. Give it clients of the players' own mpv IPC sockets (`DaemonProcess.playerProbe`)
+/// for an observer independent of cowatchd; control-socket clients work too. Every reading is carried to one common instant at
 /// the group rate, and the round's skew is the largest pairwise difference. The method's own
 /// error is half the read round trip (≈0.1–0.3 ms) plus the property's resolution: audio-pts is
 /// smooth, time-pos moves in whole frames, so video-only rounds resolve only to one frame.

@@ -8,6 +8,8 @@ final class BenchRoom {
     let server: ServerProcess
     var daemons: [DaemonProcess] = []
     var clients: [ControlClient] = []
+    /// The observer's view: each player's own mpv IPC socket.
+    var probes: [ControlClient] = []
     let media: String
     let name: String
 
@@ -24,6 +26,7 @@ final class BenchRoom {
             name: viewer, media: media, extraArguments: ["--join", server.address, "--room", name, "--no-osd"])
         daemons.append(daemon)
         clients.append(try daemon.client())
+        probes.append(try daemon.playerProbe())
     }
 
     func waitForParticipants(_ count: Int) throws {
@@ -42,7 +45,7 @@ final class BenchRoom {
         try clients[1 % clients.count].request(.play)
         guard let property else { return [] }
         sleepSeconds(0.2 + 0.15)
-        return SkewSampler(clients: clients, property: property).sample(count: 40, interval: 0.025, rate: 1)
+        return SkewSampler(clients: probes, property: property).sample(count: 40, interval: 0.025, rate: 1)
     }
 
     /// Seeks while playing; seconds from the request until the skew holds under 2 ms.
@@ -51,7 +54,7 @@ final class BenchRoom {
         try clients.last!.request(.seek(seconds: target, mode: .absolute))
         sleepSeconds(0.1)
         let samplingStart = monotonicNow()
-        let lock = SkewSampler(clients: clients).timeToLock(bound: 0.002, rate: 1, timeout: 10)
+        let lock = SkewSampler(clients: probes).timeToLock(bound: 0.002, rate: 1, timeout: 10)
         return lock.map { samplingStart - start + $0 } ?? .infinity
     }
 
@@ -62,7 +65,7 @@ final class BenchRoom {
         try add("late")
         try waitForParticipants(clients.count)
         let joined = monotonicNow()
-        let lock = SkewSampler(clients: clients).timeToLock(bound: 0.002, rate: 1, timeout: 10)
+        let lock = SkewSampler(clients: probes).timeToLock(bound: 0.002, rate: 1, timeout: 10)
         return lock.map { (joined - start + $0, $0) } ?? (.infinity, .infinity)
     }
 

@@ -54,7 +54,7 @@ struct Rooms: ParsableCommand {
                 log("run \(run)/\(repeats): audio+video room")
                 let room = try BenchRoom(viewers: viewers, media: audio, name: "bench-a\(run)")
                 afterPlay += try room.playAndMeasureStart()
-                steadyAudio += SkewSampler(clients: room.clients).sample(count: Int(duration / 0.025), interval: 0.025, rate: 1)
+                steadyAudio += SkewSampler(clients: room.probes).sample(count: Int(duration / 0.025), interval: 0.025, rate: 1)
                 seekLock.append(try room.seekAndTimeLock(to: 30))
                 let join = try room.lateJoinAndTimeLock()
                 joinLock.append(join.fromStart)
@@ -67,7 +67,7 @@ struct Rooms: ParsableCommand {
             let videoRoom = try BenchRoom(viewers: viewers, media: video, name: "bench-v\(run)")
             _ = try videoRoom.playAndMeasureStart(property: nil)
             sleepSeconds(2)
-            steadyVideo += FrameSkewSampler(clients: videoRoom.clients).sample(seconds: duration, rate: 1)
+            steadyVideo += FrameSkewSampler(clients: videoRoom.probes).sample(seconds: duration, rate: 1)
             videoRoom.stop()
 
             log("run \(run)/\(repeats): baselines (same players, no room: play sent to each in turn)")
@@ -94,9 +94,10 @@ struct Rooms: ParsableCommand {
     /// several players (or a tool without a shared clock) would: the skew they keep.
     static func baseline(viewers: Int, media: String, seconds: Double, frames: Bool = false) throws -> [Double] {
         let daemons = try (0..<viewers).map { try DaemonProcess(name: "base\($0)", media: media, extraArguments: ["--paused"]) }
-        let clients = try daemons.map { try $0.client() }
-        for client in clients { try client.request(.seek(seconds: 5, mode: .absolute)) }
-        for client in clients { try client.request(.play) }
+        let controls = try daemons.map { try $0.client() }
+        for client in controls { try client.request(.seek(seconds: 5, mode: .absolute)) }
+        for client in controls { try client.request(.play) }
+        let clients = try daemons.map { try $0.playerProbe() }
         sleepSeconds(1)
         let skews = frames
             ? FrameSkewSampler(clients: clients).sample(seconds: seconds, rate: 1)

@@ -18,6 +18,8 @@ struct RoomTests {
         var daemons: [DaemonProcess] = []
         var clients: [ControlClient] = []
         var listeners: [ControlClient] = []
+        /// The observer's view: each player's own mpv IPC socket.
+        var probes: [ControlClient] = []
         let media: String
         let roomName: String
 
@@ -36,6 +38,7 @@ struct RoomTests {
             daemons.append(daemon)
             clients.append(try daemon.client())
             listeners.append(try daemon.client())
+            probes.append(try daemon.playerProbe())
             _ = try listeners.last!.status()  // subscribed from here on
         }
 
@@ -67,13 +70,13 @@ struct RoomTests {
         }
 
         func skew(rate: Double = 1, property: String = "audio-pts") -> Double? {
-            SkewSampler(clients: clients, property: property).skew(rate: rate)
+            SkewSampler(clients: probes, property: property).skew(rate: rate)
         }
 
         /// Max skew over a few rounds after letting the room settle.
         func settledSkew(after seconds: Double = 2, rate: Double = 1) -> Double {
             sleepSeconds(seconds)
-            let samples = SkewSampler(clients: clients).sample(count: 10, interval: 0.05, rate: rate)
+            let samples = SkewSampler(clients: probes).sample(count: 10, interval: 0.05, rate: rate)
             return samples.max() ?? .infinity
         }
     }
@@ -150,7 +153,7 @@ struct RoomTests {
             #expect(try client.request(.getStatus)["drift"]?["source"] == "frames")
         }
         // Debug builds answer slowly: accept a coarser bracket (±5 ms) than the benchmark does.
-        let skews = FrameSkewSampler(clients: room.clients, maxBracket: 0.01).sample(seconds: 3, rate: 1)
+        let skews = FrameSkewSampler(clients: room.probes, maxBracket: 0.01).sample(seconds: 3, rate: 1)
         #expect(skews.count > 10, "too few frames resolved: \(skews.count)")
         let worst = skews.sorted().dropLast(skews.count / 20).last ?? .infinity  // p95: the bound is for steady state
         #expect(worst < Self.skewBound, "video-only skew p95 \(worst)")
@@ -164,7 +167,7 @@ struct RoomTests {
         _ = try room.expectNotices(action: "play", actor: "alice")
         sleepSeconds(1.5)
         let seeksBefore = try room.clients.map { try $0.request(.getStatus)["drift"]?["seeks"]?.numberValue ?? -1 }
-        let before = try #require(SkewSampler(clients: room.clients).positions(rate: 1))
+        let before = try #require(SkewSampler(clients: room.probes).positions(rate: 1))
 
         try room.add("dave")
         try room.waitJoined(room.clients[3], participants: 4)
@@ -178,7 +181,7 @@ struct RoomTests {
         // The first three kept playing straight through: no seeks, positions moved on by elapsed time.
         let seeksAfter = try room.clients.prefix(3).map { try $0.request(.getStatus)["drift"]?["seeks"]?.numberValue ?? -1 }
         #expect(Array(seeksBefore) == seeksAfter)
-        let after = try #require(SkewSampler(clients: Array(room.clients.prefix(3))).positions(rate: 1))
+        let after = try #require(SkewSampler(clients: Array(room.probes.prefix(3))).positions(rate: 1))
         #expect(after[0] > before[0] + 2)
         #expect(try room.clients[3].status().paused == false)
     }

@@ -1,0 +1,206 @@
+import CowatchClient
+import Foundation
+
+/// What one direction of a link does to the bytes crossing it.
+public struct LinkImpairment: Sendable {
+    /// One-way base delay, seconds.
+    public var delay: Double
+    /// Uniform extra delay in ±jitter, seconds (order is kept, as TCP would).
+    public var jitter: Double
+    /// Every `stallEvery` seconds nothing gets through for `stallLength` seconds, then everything
+    /// held arrives at once: what loss and retransmission look like from above TCP.
+    public var stallEvery: Double?
+    public var stallLength: Double
+    /// Bandwidth cap, bytes per second.
+    public var bytesPerSecond: Double?
+
+    public init(delay: Double = 0, jitter: Double = 0, stallEvery: Double? = nil, stallLength: Double = 0, bytesPerSecond: Double? = nil) {
+        self.delay = delay
+        self.jitter = jitter
+        self.stallEvery = stallEvery
+        self.stallLength = stallLength
+        self.bytesPerSecond = bytesPerSecond
+    }
+}
+
+/// A TCP proxy on loopback that impairs what passes through it: put one between a daemon and the
+/// room server to give that participant a bad link. Only ever listens on and connects to 127.0.0.1.
+///
+/// Threading: create and `close` from one thread; the proxy runs its own threads.
+public final class ImpairedLink: @unchecked Sendable {
+    // @unchecked: the mutable state (`manualStallUntil`, `closed`, sockets list) is only touched
+    // under `lock`; everything else is immutable after init.
+    public let port: Int
+    private let listener: Int32
+    private let upstreamPort: Int
+    private let up: LinkImpairment
+    private let down: LinkImpairment
+    private let lock = NSLock()
+    private var sockets: [Int32] = []
+    private var manualStallUntil: Double = 0
+    private var closed = false
+    private var random: SeededRandom
+    private let start = monotonicNow()
+
+    public init(upstreamPort: Int, up: LinkImpairment, down: LinkImpairment, seed: UInt64 = 1) throws {
+        self.upstreamPort = upstreamPort
+        self.up = up
+        self.down = down
+        self.random = SeededRandom(seed: seed)
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var address = Self.loopback(port: 0)
+        var one: Int32 = 1
+        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size))
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard bound == 0, listen(fd, 16) == 0 else {
+            Glibc.close(fd)
+            throw TestFailure("impaired link: cannot listen")
+        }
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
+        }
+        listener = fd
+        port = Int(UInt16(bigEndian: address.sin_port))
+        Thread { [self] in acceptLoop() }.start()
+    }
+
+    deinit { close() }
+
+    /// Holds both directions for `seconds` from now (a link that goes dark, then recovers).
+    public func stall(for seconds: Double) {
+        lock.withLock { manualStallUntil = monotonicNow() + seconds }
+    }
+
+    public func close() {
+        let toClose: [Int32] = lock.withLock {
+            guard !closed else { return [] }
+            closed = true
+            return sockets + [listener]
+        }
+        for fd in toClose {
+            shutdown(fd, Int32(SHUT_RDWR))
+            Glibc.close(fd)
+        }
+    }
+
+    static func loopback(port: Int) -> sockaddr_in {
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = UInt16(port).bigEndian
+        return address
+    }
+
+    private func acceptLoop() {
+        while true {
+            let client = accept(listener, nil, nil)
+            if client < 0 { return }
+            let server = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+            var address = Self.loopback(port: upstreamPort)
+            let connected = withUnsafePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(server, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            }
+            var one: Int32 = 1
+            for fd in [client, server] { setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size)) }
+            let keep = lock.withLock { () -> Bool in
+                if closed { return false }
+                sockets += [client, server]
+                return true
+            }
+            guard keep, connected == 0 else {
+                Glibc.close(client)
+                Glibc.close(server)
+                continue
+            }
+            startPipe(from: client, to: server, impairment: up)
+            startPipe(from: server, to: client, impairment: down)
+        }
+    }
+
+    /// One direction: a reader that timestamps chunks and a writer that releases them on time.
+    private func startPipe(from source: Int32, to destination: Int32, impairment: LinkImpairment) {
+        let queue = ChunkQueue()
+        Thread { [self] in
+            var buffer = [UInt8](repeating: 0, count: 65_536)
+            var lastDelivery = 0.0
+            while true {
+                let count = recv(source, &buffer, buffer.count, 0)
+                if count <= 0 { break }
+                let now = monotonicNow()
+                var at = now + impairment.delay + lock.withLock { random.uniform(-impairment.jitter, impairment.jitter) }
+                if let every = impairment.stallEvery, impairment.stallLength > 0 {
+                    let phase = (now - start).truncatingRemainder(dividingBy: every)
+                    if phase < impairment.stallLength { at = max(at, now - phase + impairment.stallLength) }
+                }
+                at = max(at, lock.withLock { manualStallUntil })
+                if let rate = impairment.bytesPerSecond { at = max(at, lastDelivery + Double(count) / rate) }
+                at = max(at, lastDelivery)  // TCP keeps order
+                lastDelivery = at
+                queue.push(Array(buffer[0..<count]), at: at)
+            }
+            queue.finish()
+        }.start()
+        Thread {
+            while let (chunk, at) = queue.pop() {
+                let wait = at - monotonicNow()
+                if wait > 0 { usleep(UInt32(wait * 1_000_000)) }
+                var offset = 0
+                while offset < chunk.count {
+                    let sent = chunk[offset...].withUnsafeBytes { send(destination, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+                    if sent <= 0 { return }
+                    offset += sent
+                }
+            }
+            shutdown(destination, Int32(SHUT_WR))
+        }.start()
+    }
+}
+
+/// A blocking FIFO of timed chunks between a pipe's two threads.
+final class ChunkQueue: @unchecked Sendable {
+    // @unchecked: all state is guarded by `condition`.
+    private let condition = NSCondition()
+    private var items: [([UInt8], Double)] = []
+    private var finished = false
+
+    func push(_ chunk: [UInt8], at: Double) {
+        condition.withLock {
+            items.append((chunk, at))
+            condition.signal()
+        }
+    }
+
+    func finish() {
+        condition.withLock {
+            finished = true
+            condition.signal()
+        }
+    }
+
+    func pop() -> ([UInt8], Double)? {
+        condition.lock()
+        defer { condition.unlock() }
+        while items.isEmpty && !finished { condition.wait() }
+        return items.isEmpty ? nil : items.removeFirst()
+    }
+}
+
+/// SplitMix64: small, seeded, deterministic.
+struct SeededRandom {
+    var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+    mutating func uniform(_ low: Double, _ high: Double) -> Double {
+        guard high > low else { return low }
+        return low + (high - low) * Double(next() >> 11) / Double(1 << 53)
+    }
+}

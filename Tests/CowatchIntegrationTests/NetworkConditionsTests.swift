@@ -1,0 +1,107 @@
+import CowatchClient
+import CowatchCore
+import CowatchTestSupport
+import Foundation
+import Testing
+
+/// Rooms whose links to the server go through an impairing proxy on loopback: jitter, stalls,
+/// asymmetry. Every participant shares this machine's CLOCK_MONOTONIC with the server, so the
+/// true clock offset is exactly zero and each estimate's error is simply its offset.
+@Suite("Rooms over impaired links", .serialized)
+struct NetworkConditionsTests {
+    struct ImpairedRoom {
+        let server: ServerProcess
+        var links: [ImpairedLink] = []
+        var daemons: [DaemonProcess] = []
+        var clients: [ControlClient] = []
+        var probes: [ControlClient] = []
+
+        init(names: [String], room: String, links impairments: [(up: LinkImpairment, down: LinkImpairment)]) throws {
+            server = try ServerProcess()
+            let media = try TestMedia.audioVideo()
+            for (index, name) in names.enumerated() {
+                let impairment = impairments[index % impairments.count]
+                let link = try ImpairedLink(upstreamPort: server.port, up: impairment.up, down: impairment.down, seed: UInt64(index + 1))
+                links.append(link)
+                let daemon = try DaemonProcess(
+                    name: name, media: media, extraArguments: ["--join", "127.0.0.1:\(link.port)", "--room", room, "--no-osd"])
+                daemons.append(daemon)
+                clients.append(try daemon.client())
+                probes.append(try daemon.playerProbe())
+            }
+            let deadline = monotonicNow() + 20
+            while monotonicNow() < deadline {
+                if try clients.allSatisfy({ try $0.request(.getParticipants).arrayValue?.count == names.count }) { return }
+                sleepSeconds(0.1)
+            }
+            throw TestFailure("room did not fill over impaired links")
+        }
+
+        func clock(_ index: Int) throws -> (offset: Double, uncertainty: Double) {
+            let clock = try clients[index].request(.getStatus)["clock"]
+            return (clock?["offset"]?.numberValue ?? .nan, clock?["uncertainty"]?.numberValue ?? .nan)
+        }
+    }
+
+    static let jitterAndStalls = LinkImpairment(delay: 0.05, jitter: 0.02, stallEvery: 3, stallLength: 0.3)
+
+    @Test("50 ± 20 ms jitter and 300 ms stalls on every link: the room stays locked, clock errors stay inside their bounds")
+    func jitterAndStalls() throws {
+        let room = try ImpairedRoom(
+            names: ["ann", "ben", "cat"], room: "jitter", links: [(Self.jitterAndStalls, Self.jitterAndStalls)])
+        try room.clients[0].request(.seek(seconds: 10, mode: .absolute), timeout: 15)
+        try room.clients[1].request(.play, timeout: 15)
+        sleepSeconds(4)
+        let skews = SkewSampler(clients: room.probes).sample(count: 60, interval: 0.05, rate: 1)
+        let p95 = skews.sorted().dropLast(skews.count / 20).last ?? .infinity
+        #expect(p95 < 0.050, "skew p95 \(p95) over jitter and stalls")
+        for index in 0..<3 {
+            let clock = try room.clock(index)
+            // True offset is 0 (one machine, one clock); allow 1 ms for scheduling.
+            #expect(abs(clock.offset) <= clock.uncertainty + 0.001, "participant \(index): offset \(clock.offset), uncertainty \(clock.uncertainty)")
+            #expect(clock.uncertainty < 0.1)
+        }
+    }
+
+    @Test("an asymmetric path shows up as skew of half the asymmetry, inside the reported uncertainty")
+    func asymmetry() throws {
+        let fastUp = LinkImpairment(delay: 0.005)
+        let slowDown = LinkImpairment(delay: 0.045)
+        let even = LinkImpairment(delay: 0.025)
+        let room = try ImpairedRoom(names: ["lop", "sym"], room: "asym", links: [(fastUp, slowDown), (even, even)])
+        try room.clients[1].request(.seek(seconds: 10, mode: .absolute), timeout: 15)
+        try room.clients[1].request(.play, timeout: 15)
+        sleepSeconds(4)
+        // lop believes the server clock is (5 − 45) / 2 = 20 ms behind where it is, so it plays 20 ms late.
+        let lop = try room.clock(0)
+        #expect(abs(lop.offset + 0.020) < 0.004, "lop's offset \(lop.offset)")
+        #expect(abs(lop.offset) <= lop.uncertainty + 0.001)
+        let sym = try room.clock(1)
+        #expect(abs(sym.offset) < 0.004)
+        let positions = try #require(SkewSampler(clients: room.probes).positions(rate: 1))
+        let lag = positions[1] - positions[0]
+        #expect(abs(lag - 0.020) < 0.006, "sym ahead of lop by \(lag)")
+    }
+
+    @Test("a link that goes dark for 5 s comes back into lock without disturbing the others")
+    func longStall() throws {
+        let clean = LinkImpairment(delay: 0.002)
+        let room = try ImpairedRoom(names: ["eve", "fay", "gus"], room: "stall", links: [(clean, clean)])
+        try room.clients[0].request(.play, timeout: 10)
+        sleepSeconds(2)
+        let seeksBefore = try room.clients.map { try $0.request(.getStatus)["drift"]?["seeks"]?.numberValue ?? -1 }
+        room.links[2].stall(for: 5)
+        // While gus is cut off, the others act: eve seeks; fay and eve must stay together.
+        try room.clients[0].request(.seek(seconds: 30, mode: .absolute), timeout: 10)
+        sleepSeconds(2)
+        let others = SkewSampler(clients: Array(room.probes.prefix(2))).sample(count: 20, interval: 0.05, rate: 1)
+        #expect((others.max() ?? .infinity) < 0.050, "eve–fay skew during gus's stall \(others.max() ?? -1)")
+        // After the stall gus gets the seek late, follows, and locks again.
+        sleepSeconds(5)
+        let all = SkewSampler(clients: room.probes).sample(count: 20, interval: 0.05, rate: 1)
+        #expect((all.max() ?? .infinity) < 0.050, "skew after gus returned \(all.max() ?? -1)")
+        // gus's return did not make eve or fay seek beyond the group seek everyone made.
+        let seeksAfter = try room.clients.prefix(2).map { try $0.request(.getStatus)["drift"]?["seeks"]?.numberValue ?? -1 }
+        #expect(seeksAfter == Array(seeksBefore.prefix(2)))
+    }
+}

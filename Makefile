@@ -11,6 +11,7 @@ deps:
 	@missing=""; \
 	pkg-config --exists mpv 2>/dev/null || missing="$$missing libmpv-dev"; \
 	command -v ffmpeg >/dev/null || missing="$$missing ffmpeg"; \
+	[ -z "$(WITH_MPV)" ] || command -v mpv >/dev/null || missing="$$missing mpv"; \
 	command -v pkg-config >/dev/null || missing="$$missing pkg-config"; \
 	if [ -n "$$missing" ]; then \
 	  echo "installing:$$missing"; \
@@ -28,6 +29,7 @@ demo: deps
 	swift build
 	scripts/demo.sh $(MEDIA)
 
+bench: WITH_MPV=1
 bench: deps
 	swift build -c release
 	.build/release/cowatch-bench $(BENCH_ARGS)

@@ -18,6 +18,15 @@ public struct FrameSkewSampler {
 
     /// Polls for `seconds`; returns one skew per frame that all players were seen to change to.
     public func sample(seconds: Double, rate: Double) -> [Double] {
+        frames(seconds: seconds, rate: rate).map { frame in
+            let values = [0.0] + frame.offsets
+            return (values.max() ?? 0) - (values.min() ?? 0)
+        }
+    }
+
+    /// Polls for `seconds`; for each frame every player was seen to change to (well bracketed),
+    /// when player 0 showed it and how far ahead each other player was (seconds of media).
+    public func frames(seconds: Double, rate: Double) -> [(at: Double, offsets: [Double])] {
         var lastSeen: [Double?] = Array(repeating: nil, count: clients.count)
         var lastAt: [Double] = Array(repeating: 0, count: clients.count)
         var firstShown: [[Double: (at: Double, bracket: Double)]] = Array(repeating: [:], count: clients.count)
@@ -38,17 +47,18 @@ public struct FrameSkewSampler {
                 lastAt[index] = before
             }
         }
-        var skews: [Double] = []
+        var result: [(at: Double, offsets: [Double])] = []
         for (frame, first) in firstShown[0] where first.bracket <= maxBracket {
             var instants = [first.at]
             for other in firstShown.dropFirst() {
                 guard let seen = other[frame], seen.bracket <= maxBracket else { break }
                 instants.append(seen.at)
             }
-            if instants.count == clients.count, let low = instants.min(), let high = instants.max() {
-                skews.append((high - low) * rate)
+            if instants.count == clients.count {
+                // Showing a frame earlier means being ahead.
+                result.append((first.at, instants.dropFirst().map { (first.at - $0) * rate }))
             }
         }
-        return skews
+        return result.sorted { $0.at < $1.at }
     }
 }

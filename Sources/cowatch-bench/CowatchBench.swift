@@ -10,7 +10,7 @@ struct CowatchBench: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "cowatch-bench",
         abstract: "Measure how close cowatchd players stay.",
-        subcommands: [Rooms.self, Skew.self, Cost.self], defaultSubcommand: Rooms.self)
+        subcommands: [Rooms.self, Scenarios.self, Skew.self, Cost.self], defaultSubcommand: Rooms.self)
 }
 
 /// Samples the skew of running daemons (the demo uses it).

@@ -91,7 +91,7 @@ let package = Package(
             ],
             swiftSettings: strict
         ),
-        .testTarget(name: "CowatchCoreTests", dependencies: ["CowatchCore"], swiftSettings: strict),
+        .testTarget(name: "CowatchCoreTests", dependencies: ["CowatchCore", "CowatchTestSupport"], swiftSettings: strict),
         .testTarget(
             name: "CowatchIntegrationTests",
             dependencies: ["CowatchTestSupport", "CowatchClient", "CowatchCore"],

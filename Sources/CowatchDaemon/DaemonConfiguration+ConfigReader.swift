@@ -118,7 +118,7 @@ extension DaemonConfiguration {
         case (.some, .some):
             throw CowatchError(.invalidConfiguration, "use either --host or --join, not both")
         case (let host?, nil):
-            let endpoint = try RoomSettings.endpoint(host, defaultHost: "0.0.0.0")
+            let endpoint = try Endpoint(parsing: host, defaultHost: "0.0.0.0")
             guard endpoint.port > 0 else {
                 throw CowatchError(.invalidConfiguration, "--host needs a fixed port that others can --join")
             }
@@ -126,7 +126,7 @@ extension DaemonConfiguration {
                 room: roomName, serverHost: "127.0.0.1", serverPort: endpoint.port, hostAddress: endpoint.host,
                 hostPort: endpoint.port)
         case (nil, let join?):
-            let endpoint = try RoomSettings.endpoint(join, defaultHost: nil)
+            let endpoint = try Endpoint(parsing: join, defaultHost: nil)
             guard endpoint.port > 0 else { throw CowatchError(.invalidConfiguration, "--join needs a port") }
             settings = RoomSettings(room: roomName, serverHost: endpoint.host, serverPort: endpoint.port)
         }

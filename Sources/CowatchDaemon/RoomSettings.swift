@@ -27,19 +27,4 @@ public struct RoomSettings: Sendable, Equatable {
         self.drift = drift
         self.tickInterval = tickInterval
     }
-
-    /// Parses `HOST:PORT` (or `[v6]:PORT`). Throws `invalid-configuration`.
-    public static func endpoint(_ text: String, defaultHost: String?) throws(CowatchError) -> (host: String, port: Int) {
-        var host = defaultHost ?? ""
-        var portText = text
-        if let colon = text.lastIndex(of: ":") {
-            host = String(text[..<colon])
-            portText = String(text[text.index(after: colon)...])
-            if host.hasPrefix("[") && host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
-        }
-        guard !host.isEmpty, let port = Int(portText), (0...65535).contains(port) else {
-            throw CowatchError(.invalidConfiguration, "\"\(text)\" must look like HOST:PORT")
-        }
-        return (host, port)
-    }
 }

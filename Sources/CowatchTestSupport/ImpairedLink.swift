@@ -187,20 +187,3 @@ final class ChunkQueue: @unchecked Sendable {
         return items.isEmpty ? nil : items.removeFirst()
     }
 }
-
-/// SplitMix64: small, seeded, deterministic.
-struct SeededRandom {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-    mutating func uniform(_ low: Double, _ high: Double) -> Double {
-        guard high > low else { return low }
-        return low + (high - low) * Double(next() >> 11) / Double(1 << 53)
-    }
-}

@@ -58,17 +58,12 @@ struct CowatchServer: AsyncParsableCommand {
     }
 
     func parseListen(_ text: String) -> (String, Int) {
-        var host = "0.0.0.0"
-        var portText = text
-        if let colon = text.lastIndex(of: ":") {
-            host = String(text[..<colon])
-            portText = String(text[text.index(after: colon)...])
-            if host.hasPrefix("[") && host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
+        do {
+            let endpoint = try Endpoint(parsing: text, defaultHost: "0.0.0.0")
+            return (endpoint.host, endpoint.port)
+        } catch {
+            fail("--listen: \(error.message)", code: 2)
         }
-        guard !host.isEmpty, let port = Int(portText), (0...65535).contains(port) else {
-            fail("--listen must look like [ADDR:]PORT, got \"\(text)\"", code: 2)
-        }
-        return (host, port)
     }
 
     func fail(_ message: String, code: Int32) -> Never {

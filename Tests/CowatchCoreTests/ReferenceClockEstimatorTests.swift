@@ -1,24 +1,9 @@
 import Testing
 
 import CowatchCore
+import CowatchTestSupport
 
 // MARK: - A deterministic simulated network
-
-/// SplitMix64: tiny, seedable, good enough for jitter.
-private struct SplitMix64 {
-    var state: UInt64
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-
-    /// Uniform in [0, 1).
-    mutating func unit() -> Double { Double(next() >> 11) * 0x1p-53 }
-}
 
 /// True reference clock `local * (1 + skew) + offset0`; each direction's delay is its base plus
 /// uniform jitter in ±jitter; a fraction `loss` of exchanges never comes back.
@@ -31,7 +16,7 @@ private struct SimulatedNetwork {
     var downJitter = 0.0
     var loss = 0.0
     var processing = 0.000_2
-    var rng = SplitMix64(state: 1)
+    var rng = SeededRandom(seed: 1)
 
     func reference(atLocal t: Double) -> Double { t * (1 + skew) + offset0 }
 
@@ -122,7 +107,7 @@ private func sample(at t: Double, roundTrip: Double, offset: Double = 100) -> Cl
     func jitterStaysWithinUncertainty(seed: UInt64) throws {
         var net = SimulatedNetwork(
             skew: 20e-6, up: 0.05, down: 0.05, upJitter: 0.02, downJitter: 0.02, loss: 0.1,
-            rng: SplitMix64(state: seed))
+            rng: SeededRandom(seed: seed))
         var est = ReferenceClockEstimator()
         var worst = 0.0
         run(&est, on: &net, from: 0, until: 240) { s, est, net in
@@ -142,7 +127,7 @@ private func sample(at t: Double, roundTrip: Double, offset: Double = 100) -> Cl
     @Test(arguments: 1...5 as ClosedRange<UInt64>)
     func minRTTBeatsTheMeanOfOffsets(seed: UInt64) throws {
         var net = SimulatedNetwork(
-            up: 0.05, down: 0.035, upJitter: 0.02, downJitter: 0.005, rng: SplitMix64(state: seed))
+            up: 0.05, down: 0.035, upJitter: 0.02, downJitter: 0.005, rng: SeededRandom(seed: seed))
         var est = ReferenceClockEstimator()
         var minRTTError = 0.0
         var meanError = 0.0
@@ -194,7 +179,7 @@ private func sample(at t: Double, roundTrip: Double, offset: Double = 100) -> Cl
         let trueSkew = 50e-6
         var net = SimulatedNetwork(
             skew: trueSkew, up: 0.01, down: 0.01, upJitter: 0.003, downJitter: 0.003, loss: 0.05,
-            rng: SplitMix64(state: seed))
+            rng: SeededRandom(seed: seed))
         var est = ReferenceClockEstimator()
         run(&est, on: &net, from: 500, until: 510)
         #expect(est.estimate(atLocal: 510)!.skew == 0)  // not enough spread yet

@@ -1,3 +1,4 @@
+import CowatchTestSupport
 import Testing
 
 @testable import CowatchCore
@@ -81,7 +82,7 @@ struct FrameEventClockTests {
     /// Frames every 40 ms, each noticed after a latency of 0.1 ms plus up to ±1 ms of wobble, and
     /// now and then (every `lateEvery`th frame) 8 ms late.
     func feed(_ clock: inout FrameEventClock, phase: Double, rate: Double, frames: Range<Int>, lateEvery: Int = 7, seed: UInt64 = 1) {
-        var rng = SplitMix(seed: seed)
+        var rng = SeededRandom(seed: seed)
         for index in frames {
             let position = Double(index) * 0.04
             var at = phase + position / rate + 0.0001 + rng.uniform(-0.001, 0.001)
@@ -285,21 +286,5 @@ struct RoomCoordinatorTests {
         var coordinator = RoomCoordinator(name: "bob", room: "r")
         let actions = coordinator.received(.error(code: "name-taken", message: "taken"), now: 0)
         #expect(actions == [.failed(CowatchError(.nameTaken, "taken"))])
-    }
-}
-
-/// A tiny deterministic PRNG for tests.
-struct SplitMix {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-    mutating func uniform(_ low: Double, _ high: Double) -> Double {
-        low + (high - low) * Double(next() >> 11) / Double(1 << 53)
     }
 }

@@ -1,3 +1,4 @@
+import CowatchTestSupport
 import Testing
 
 @testable import CowatchCore
@@ -109,7 +110,7 @@ struct WireProtocolTests {
 
     @Test("random bytes never crash the decoders (fuzz regression)", arguments: [1, 2, 3, 4, 5] as [UInt64])
     func fuzz(seed: UInt64) {
-        var rng = SplitMix(seed: seed)
+        var rng = SeededRandom(seed: seed)
         let alphabet = Array(#"{}[]":,.-+0123456789eEtrufalsnybdpchoiqm \#n"#.utf8)
         for _ in 0..<500 {
             let length = Int(rng.next() % 120)

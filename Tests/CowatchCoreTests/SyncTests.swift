@@ -45,8 +45,9 @@ struct DriftControllerTests {
         // 5 ms ahead, 0.5 s time constant → 1 % slower.
         let decision2 = controller.update(error: 0.005, expected: 10, rate: 1, now: 0)
         #expect(decision2 == .speed(0.99))
+        // At twice the rate the same error needs half the relative change: it decays in 0.5 s either way.
         let decision3 = controller.update(error: -0.002, expected: 10, rate: 2, now: 0.05)
-        #expect(decision3 == .speed(2 * 1.004))
+        #expect(decision3 == .speed(2 * 1.002))
         // Below half a speed step, nothing to do.
         let decision4 = controller.update(error: 0.0002, expected: 10, rate: 1, now: 0.1)
         #expect(decision4 == .speed(1))

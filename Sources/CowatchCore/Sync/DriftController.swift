@@ -83,7 +83,8 @@ public struct DriftController: Sendable {
             awaitingSeekResult = true
             return .seek(expected + rate * lead)
         }
-        let wanted = abs(error) <= configuration.deadband ? 0 : -error / configuration.correctionTime
+        // Relative to the rate, so the error decays with `correctionTime` whatever the rate.
+        let wanted = abs(error) <= configuration.deadband ? 0 : -error / (configuration.correctionTime * max(rate, 0.01))
         let clamped = min(configuration.maxAdjust, max(-configuration.maxAdjust, wanted))
         let steps = (clamped / configuration.speedStep).rounded()
         let speed = rate * (1 + steps * configuration.speedStep)

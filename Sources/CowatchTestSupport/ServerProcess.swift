@@ -8,11 +8,11 @@ public final class ServerProcess {
     public let logPath: String
 
     /// Starts `cowatch-server --listen 127.0.0.1:0` and reads the port it reports.
-    public init(extraArguments: [String] = []) throws {
+    public init(port requestedPort: Int = 0, extraArguments: [String] = []) throws {
         logPath = "/tmp/cowatch-server-\(getpid())-\(UUID().uuidString.prefix(8)).log"
         _ = FileManager.default.createFile(atPath: logPath, contents: nil)
         process.executableURL = URL(fileURLWithPath: try Binaries.path("cowatch-server"))
-        process.arguments = ["--listen", "127.0.0.1:0"] + extraArguments
+        process.arguments = ["--listen", "127.0.0.1:\(requestedPort)"] + extraArguments
         let output = Pipe()
         process.standardOutput = output
         process.standardError = FileHandle(forWritingAtPath: logPath)

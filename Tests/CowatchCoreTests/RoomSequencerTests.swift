@@ -189,6 +189,23 @@ struct RoomSequencerTests {
         #expect(sequencer.nextDeadline() == nil)
     }
 
+    @Test("a room that no longer exists is restarted from where a returning participant's group was")
+    func resumeAfterRestart() {
+        var sequencer = RoomSequencer()
+        sequencer.connected(1, now: 500)
+        let outputs = sequencer.received(.hello(.init(room: "r", name: "a", resume: .init(position: 42, playing: true, rate: 1.5))), from: 1, now: 500)
+        guard case .welcome(let welcome) = messages(outputs, to: 1).first else {
+            Issue.record("no welcome")
+            return
+        }
+        #expect(welcome.timeline == GroupTimeline(seq: 0, position: 42, reference: 500, rate: 1.5, playing: true))
+        // An existing room ignores a joiner's memory: joining never moves the others.
+        sequencer.connected(2, now: 510)
+        let second = sequencer.received(.hello(.init(room: "r", name: "b", resume: .init(position: 1, playing: false, rate: 1))), from: 2, now: 510)
+        guard case .welcome(let other) = messages(second, to: 2).first else { return }
+        #expect(other.timeline == welcome.timeline)
+    }
+
     @Test("time requests are answered with the server clock, even before hello")
     func time() {
         var sequencer = RoomSequencer()

@@ -10,6 +10,7 @@ struct WireProtocolTests {
     static let clientMessages: [ClientMessage] = [
         .hello(.init(room: "movie-night", name: "alice", mediaTitle: "night.mkv", mediaDuration: 5400)),
         .hello(.init(room: "r", name: "b", auth: ["scheme": "none"])),
+        .hello(.init(room: "r", name: "c", resume: .init(position: 61.5, playing: true, rate: 1.25))),
         .timeRequest(id: 7, t1: 123.456789),
         .action(.init(id: 1, kind: .play)),
         .action(.init(id: 2, kind: .pause, position: 42.04)),

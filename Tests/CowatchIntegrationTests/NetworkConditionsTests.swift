@@ -105,3 +105,45 @@ struct NetworkConditionsTests {
         #expect(seeksAfter == Array(seeksBefore.prefix(2)))
     }
 }
+
+@Suite("Room server restarts", .serialized)
+struct ServerRestartTests {
+    @Test("when the room server restarts, the room carries on from where it was")
+    func serverRestart() throws {
+        let port = freeLoopbackPort()
+        var server: ServerProcess? = try ServerProcess(port: port)
+        let media = try TestMedia.audioVideo()
+        let daemons = try ["hal", "ida"].map {
+            try DaemonProcess(name: $0, media: media, extraArguments: ["--join", "127.0.0.1:\(port)", "--room", "restart", "--no-osd"])
+        }
+        let clients = try daemons.map { try $0.client() }
+        let probes = try daemons.map { try $0.playerProbe() }
+        let deadline = monotonicNow() + 15
+        while monotonicNow() < deadline, try clients.contains(where: { try $0.request(.getParticipants).arrayValue?.count != 2 }) {
+            sleepSeconds(0.05)
+        }
+        try clients[0].request(.seek(seconds: 20, mode: .absolute))
+        try clients[1].request(.play)
+        sleepSeconds(1.5)
+        let before = try clients[0].status().position ?? 0
+
+        server?.terminate()
+        server = nil
+        sleepSeconds(0.5)
+        server = try ServerProcess(port: port)
+        // Both rejoin (backoff is at most 2 s) into a room that starts where they were.
+        let rejoined = monotonicNow() + 10
+        while monotonicNow() < rejoined, try clients.contains(where: { try $0.request(.getParticipants).arrayValue?.count != 2 }) {
+            sleepSeconds(0.1)
+        }
+        sleepSeconds(2)
+        for client in clients {
+            let status = try client.status()
+            #expect(!status.paused)
+            #expect((status.position ?? 0) > before + 2, "\(status.name) at \(status.position ?? -1), was at \(before)")
+        }
+        let skews = SkewSampler(clients: probes).sample(count: 20, interval: 0.05, rate: 1)
+        #expect((skews.max() ?? .infinity) < 0.050)
+        _ = server
+    }
+}

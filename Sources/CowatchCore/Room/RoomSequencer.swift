@@ -152,8 +152,13 @@ public struct RoomSequencer: Sendable {
                 .authFailed, "room secrets (\(scheme)) are not supported by this server yet"),
                 now: now)
         }
+        // A new room starts at the beginning, paused; unless the joiner was in this room before
+        // (the server restarted): then it carries on from where that participant's group was.
+        let start = hello.resume.map {
+            GroupTimeline(seq: 0, position: $0.position, reference: now, rate: $0.rate, playing: $0.playing)
+        } ?? .initial(at: now)
         var room = rooms[hello.room] ?? Room(
-            timeline: .initial(at: now), members: [], pendingResume: nil,
+            timeline: start, members: [], pendingResume: nil,
             nextParticipantsBroadcast: now + configuration.participantsInterval)
         if room.members.contains(where: { connections[$0]?.name == hello.name }) {
             return refuse(id, CowatchError(

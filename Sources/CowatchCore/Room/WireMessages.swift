@@ -100,11 +100,27 @@ public enum ClientMessage: Sendable, Hashable {
         public var auth: JSONValue
         public var mediaTitle: String?
         public var mediaDuration: Double?
+        /// Where this participant's group was when its connection dropped: a server that has no
+        /// such room (it restarted) starts the room from here instead of from the beginning.
+        public var resume: Resume?
+
+        public struct Resume: Sendable, Hashable {
+            public var position: Double
+            public var playing: Bool
+            public var rate: Double
+            public init(position: Double, playing: Bool, rate: Double) {
+                self.position = position
+                self.playing = playing
+                self.rate = rate
+            }
+        }
 
         public init(
             protocolVersion: Int = wireProtocolVersion, room: String, name: String, client: String = "cowatchd",
-            auth: JSONValue = ["scheme": "none"], mediaTitle: String? = nil, mediaDuration: Double? = nil
+            auth: JSONValue = ["scheme": "none"], mediaTitle: String? = nil, mediaDuration: Double? = nil,
+            resume: Resume? = nil
         ) {
+            self.resume = resume
             self.protocolVersion = protocolVersion
             self.room = room
             self.name = name
@@ -177,6 +193,11 @@ extension ClientMessage {
             ]
             if let title = hello.mediaTitle { object["media_title"] = .string(title) }
             if let duration = hello.mediaDuration { object["media_duration"] = .finite(duration) }
+            if let resume = hello.resume {
+                object["resume"] = [
+                    "position": .number(resume.position), "playing": .bool(resume.playing), "rate": .number(resume.rate),
+                ]
+            }
             return .object(object)
         case .timeRequest(let id, let t1):
             return ["type": "time_request", "id": .number(Double(id)), "t1": .number(t1)]
@@ -215,10 +236,17 @@ extension ClientMessage {
             guard auth.objectValue != nil, auth.jsonString.utf8.count <= 4096 else {
                 throw WireReader.violation("auth must be a small object")
             }
+            var resume: Hello.Resume?
+            if let raw = reader.raw("resume") {
+                let fields = try WireReader(object: raw)
+                resume = Hello.Resume(
+                    position: try fields.number("position", range: 0...1e7), playing: try fields.bool("playing"),
+                    rate: try fields.number("rate", range: ControlCommand.speedRange))
+            }
             return .hello(Hello(
                 protocolVersion: version, room: room, name: name, client: client, auth: auth,
                 mediaTitle: try reader.optionalString("media_title", maxLength: 512),
-                mediaDuration: try reader.optionalNumber("media_duration", range: 0...1e7)))
+                mediaDuration: try reader.optionalNumber("media_duration", range: 0...1e7), resume: resume))
         case "time_request":
             return .timeRequest(id: try reader.integer("id"), t1: try reader.number("t1", range: -1e12...1e12))
         case "action":

@@ -105,11 +105,18 @@ public struct RoomCoordinator: Sendable {
 
     /// Connection is up: say hello and start the clock burst.
     public mutating func connected(now: Double, mediaTitle: String?, mediaDuration: Double?) -> [Action] {
+        // If we were in the room before, say where the group was, in case the server lost it.
+        var resume: ClientMessage.Hello.Resume?
+        if let timelines, let reference = referenceTime(atLocal: now) {
+            let expected = timelines.expected(at: reference)
+            let ruling = timelines.ruling(at: reference)
+            resume = .init(position: max(0, expected.position), playing: ruling.playing || ruling.holding, rate: ruling.rate)
+        }
         estimator.reset()
         outstandingProbes = [:]
         lastProbeSent = nil
         var actions: [Action] = [
-            .send(.hello(.init(room: room, name: name, mediaTitle: mediaTitle, mediaDuration: mediaDuration)))
+            .send(.hello(.init(room: room, name: name, mediaTitle: mediaTitle, mediaDuration: mediaDuration, resume: resume)))
         ]
         actions += probeIfDue(now: now)
         return actions

@@ -51,9 +51,11 @@ struct DriftControllerTests {
         // Below half a speed step, nothing to do.
         let decision4 = controller.update(error: 0.0002, expected: 10, rate: 1, now: 0.1)
         #expect(decision4 == .speed(1))
-        // Clamped to ±5 %.
-        let decision5 = controller.update(error: -0.2, expected: 10, rate: 1, now: 0.15)
-        #expect(decision5 == .speed(1.05))
+        // Clamped to ±5 % near the group, ±10 % beyond 20 ms.
+        let decision5 = controller.update(error: -0.019, expected: 10, rate: 1, now: 0.15)
+        #expect(decision5 == .speed(1.038))
+        let decision6 = controller.update(error: -0.2, expected: 10, rate: 1, now: 0.2)
+        #expect(decision6 == .speed(1.1))
     }
 
     @Test("errors inside the deadband are left alone")
@@ -72,7 +74,7 @@ struct DriftControllerTests {
         #expect(decision6 == .seek(50.03))
         #expect(controller.seeks == 1)
         let decision7 = controller.update(error: -2, expected: 50.1, rate: 1, now: 0.5)
-        #expect(decision7 == .speed(1.05))
+        #expect(decision7 == .speed(1.1))
         let decision8 = controller.update(error: -2, expected: 51, rate: 1, now: 1.0)
         #expect(decision8 == .seek(51.03))
     }

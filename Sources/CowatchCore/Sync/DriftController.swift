@@ -85,7 +85,10 @@ public struct DriftController: Sendable {
         }
         // Relative to the rate, so the error decays with `correctionTime` whatever the rate.
         let wanted = abs(error) <= configuration.deadband ? 0 : -error / (configuration.correctionTime * max(rate, 0.01))
-        let clamped = min(configuration.maxAdjust, max(-configuration.maxAdjust, wanted))
+        // Past 20 ms (a late start, a seek landing a frame off) twice the band is allowed, so the
+        // error is gone in a few hundred ms instead of a second; tempo changes that short are mild.
+        let band = abs(error) > 0.02 ? 2 * configuration.maxAdjust : configuration.maxAdjust
+        let clamped = min(band, max(-band, wanted))
         let steps = (clamped / configuration.speedStep).rounded()
         let speed = rate * (1 + steps * configuration.speedStep)
         if speed != lastSpeed && steps != 0 { nudges += 1 }

@@ -232,6 +232,35 @@ struct RoomCoordinatorTests {
         #expect(coordinator.drift.seeks == 1)
     }
 
+    @Test("over a jittery, lossy network the player still locks within the clock's uncertainty", arguments: [1, 2, 3] as [UInt64])
+    func jitteryLossyNetwork(seed: UInt64) throws {
+        var random = SeededRandom(seed: seed)
+        let timeline = GroupTimeline(seq: 2, position: 10, reference: Self.offset - 1, rate: 1, playing: true)
+        var coordinator = joined(timeline: timeline, at: 0)
+        var player = SimulatedPlayer()
+        var t = 0.0
+        while t < 6 {
+            player.advance(to: t)
+            for action in coordinator.tick(now: t, sample: player.sample(at: t)) {
+                switch action {
+                case .send(.timeRequest(let id, let t1)):
+                    guard random.unit() > 0.2 else { continue }  // 20 % of exchanges are lost
+                    let up = 0.05 + random.uniform(-0.02, 0.02)
+                    let down = 0.05 + random.uniform(-0.02, 0.02)
+                    let serverTime = t1 + up + Self.offset
+                    _ = coordinator.received(.timeReply(id: id, t1: t1, t2: serverTime, t3: serverTime), now: t1 + up + down)
+                case .player(let command): player.apply(command, at: t)
+                default: break
+                }
+            }
+            t += 0.01
+        }
+        let estimate = try #require(coordinator.estimator.estimate(atLocal: t))
+        let truth = 10 + (t - 0.01 + 1)  // played from 10 at local −1
+        #expect(abs(player.position - truth) <= estimate.uncertainty + 0.002, "off by \(player.position - truth), uncertainty \(estimate.uncertainty)")
+        #expect(estimate.uncertainty < 0.04)
+    }
+
     @Test("a paused timeline pauses and snaps to the pauser's frame, once")
     func pauseSnaps() {
         var coordinator = joined(timeline: GroupTimeline(seq: 1, position: 12.34, reference: Self.offset, rate: 1, playing: false), at: 0)

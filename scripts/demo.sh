@@ -40,7 +40,7 @@ for who in alice bob carol; do
 done
 sleep 1
 echo "== what alice sees, as it happens:"
-$bin/cowatch events --name alice | grep --line-buffered -v '^playing at\|^paused at\|^at the end' | sed -u 's/^/   alice sees: /' &
+$bin/cowatch events --name alice 2>/dev/null | grep --line-buffered -v '^playing at\|^paused at\|^at the end' | sed -u 's/^/   alice sees: /' &
 pids+=($!)
 sleep 0.5
 

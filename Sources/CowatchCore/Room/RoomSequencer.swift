@@ -88,6 +88,7 @@ public struct RoomSequencer: Sendable {
 
     /// Decodes and handles one line; a bad line closes that connection only.
     public mutating func received(line: [UInt8], from id: ConnectionID, now: Double) -> [Output] {
+        guard connections[id] != nil else { return [] }  // already gone: nothing to answer
         do {
             return received(try ClientMessage.decode(line: line), from: id, now: now)
         } catch {

@@ -73,6 +73,9 @@ actor RoomHub {
     private var sequencer: RoomSequencer
     private let logger: Logger
     private var outgoing: [Int: AsyncStream<ServerMessage?>.Continuation] = [:]
+    /// Each connection's channel, to close it outright when its peer must go (a blocked write or
+    /// a peer that never sends would otherwise keep it open).
+    private var channels: [Int: any Channel] = [:]
     private var nextID = 0
 
     /// Messages queued per connection before a non-reading peer is dropped.
@@ -90,36 +93,42 @@ actor RoomHub {
         let (messages, continuation) = AsyncStream.makeStream(
             of: ServerMessage?.self, bufferingPolicy: .bufferingOldest(Self.outgoingLimit))
         outgoing[id] = continuation
+        channels[id] = connection.channel
         sequencer.connected(id, now: monotonicSeconds())
         logger.trace("room connection", metadata: ["cowatch.room.connection": "\(id)"])
         do {
             try await connection.executeThenClose { inbound, outbound in
-                try await withThrowingTaskGroup(of: Void.self) { group in
+                enum Side { case reader, writer }
+                try await withThrowingTaskGroup(of: Side.self) { group in
                     group.addTask {
                         for await message in messages {
-                            guard let message else { return }
+                            guard let message else { break }
                             try await outbound.write(ByteBuffer(bytes: message.encoded()))
                         }
+                        return .writer
                     }
                     group.addTask {
                         var framer = LineFramer(maxLineBytes: wireMaxLineBytes)
-                        for try await chunk in inbound {
+                        reading: for try await chunk in inbound {
                             for item in framer.feed(chunk.readableBytesView) {
                                 switch item {
                                 case .line(let line):
-                                    if await !self.handle(line: line, from: id) { return }
+                                    if await !self.handle(line: line, from: id) { break reading }
                                 case .tooLong:
                                     await self.refuseOverlong(id)
-                                    return
+                                    break reading
                                 }
                             }
                         }
+                        return .reader
                     }
-                    // Whichever side ends first (peer gone, refused, or closed by us) ends both.
-                    try await group.next()
+                    // The peer left or was refused (reader ends first): let the writer flush what is
+                    // queued, such as the error, then stop. We closed it (writer ends first): stop
+                    // reading too, or a peer that never sends would hold the connection open.
+                    let first = try await group.next()
                     self.finishOutgoing(id)
-                    try await group.next()
-                    group.cancelAll()
+                    if first == .writer { group.cancelAll() }
+                    _ = try await group.next()
                 }
             }
         } catch {
@@ -127,6 +136,7 @@ actor RoomHub {
         }
         perform(sequencer.disconnected(id, now: monotonicSeconds()))
         outgoing.removeValue(forKey: id)?.finish()
+        channels[id] = nil
     }
 
     /// Returns false when the connection must stop reading (it was closed).
@@ -156,6 +166,7 @@ actor RoomHub {
                     logger.debug("dropping a peer that does not read", metadata: ["cowatch.room.connection": "\(id)"])
                     perform(sequencer.disconnected(id, now: monotonicSeconds()))
                     outgoing.removeValue(forKey: id)?.finish()
+                    channels[id]?.close(promise: nil)
                 }
             case .close(let id):
                 finishOutgoing(id)

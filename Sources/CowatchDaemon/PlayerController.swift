@@ -188,7 +188,8 @@ public actor PlayerController: ControlRequestHandler {
         PlayerStatus(
             position: try? player.getDouble("time-pos"),
             paused: (try? player.getFlag("pause")) ?? true,
-            speed: room?.groupRate.withLock({ $0 }) ?? (try? player.getDouble("speed")) ?? 1,
+            speed: (room?.following.withLock({ $0 }) == true ? room?.groupRate.withLock({ $0 }) : nil)
+                ?? (try? player.getDouble("speed")) ?? 1,
             duration: try? player.getDouble("duration"),
             media: configuration.media,
             title: try? player.getString("media-title"),
@@ -208,14 +209,24 @@ public actor PlayerController: ControlRequestHandler {
 
     private func perform(_ command: ControlCommand) async throws(CowatchError) -> JSONValue {
         if let room {
+            let following = room.following.withLock { $0 }
             switch command {
             case .play, .pause, .togglePause, .seek, .speed:
-                try await room.request(command, seekTimeout: configuration.seekTimeout)
-                return await statusWithRoom().json
+                // After `leave`, these act on this player alone (below).
+                if following {
+                    try await room.request(command, seekTimeout: configuration.seekTimeout)
+                    return await statusWithRoom().json
+                }
             case .getStatus:
                 return await statusWithRoom().json
             case .getParticipants:
                 return await room.participantsJSON()
+            case .leave:
+                try await room.leave(timeout: configuration.seekTimeout)
+                return await statusWithRoom().json
+            case .join:
+                try await room.join(timeout: configuration.seekTimeout)
+                return await statusWithRoom().json
             default:
                 break
             }
@@ -236,7 +247,7 @@ public actor PlayerController: ControlRequestHandler {
             return currentStatus().json
         case .getProperty(let name):
             return JSONValue(try mpv { try player.getNode(name) })
-        case .getParticipants:
+        case .getParticipants, .leave, .join:
             throw CowatchError(.notInRoom, "this daemon is not in a room")
         case .quit:
             // Give the reply a moment to reach the client before connections are torn down.

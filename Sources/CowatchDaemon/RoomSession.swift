@@ -20,8 +20,15 @@ actor RoomSession {
     /// The group's rate, readable without awaiting the actor: `get_status` and `state` events
     /// report it rather than the player's momentary, drift-corrected speed.
     nonisolated let groupRate = Locked<Double?>(nil)
+    /// False after `leave` (or a refusal): playback commands then act on this player alone.
+    nonisolated let following = Locked(true)
     private var send: RoomConnection.Send?
-    private var sessionState = "connecting"
+    /// `waiting` (connecting, or connected and not yet welcomed), `joined`, or `invalidated`
+    /// with `sessionReason` (`left`, `server-gone` while reconnecting, or the server's refusal code).
+    private var sessionState = "waiting"
+    private var sessionReason: String?
+    private var leaveRequested = false
+    private var joinRequested = false
     private var seeking = false
     private var ourSeeks: [Double] = []
     private var recentPaused: [(value: Bool, at: Double)] = []
@@ -62,29 +69,52 @@ actor RoomSession {
         }
         var backoff = 0.25
         while !Task.isCancelled {
+            if sessionState == "invalidated" && sessionReason == "left" {
+                // Left on request: stay out until asked to join again.
+                while !joinRequested && !Task.isCancelled { try? await Task.sleep(for: .milliseconds(50)) }
+                joinRequested = false
+                setSession("waiting", reason: nil)
+            }
             do {
                 try await RoomConnection.connect(host: room.serverHost, port: room.serverPort, logger: logger) {
                     inbound, send in
                     try await self.session(inbound: inbound, send: send)
                 }
                 backoff = 0.25
+            } catch is LeftRoom {
+                send = nil
+                setSession("invalidated", reason: "left")
+                continue
             } catch let error as CowatchError where Self.isFatal(error) {
                 lastFailure = error
-                sessionState = "failed"
+                setSession("invalidated", reason: error.code.rawValue)
                 publishError(error)
                 return error
             } catch {
                 if sessionState == "joined" {
                     publishError(CowatchError(.ioError, "lost the room server (\(error)); reconnecting"))
+                    setSession("waiting", reason: "server-gone")
                 }
                 logger.debug("room connection ended", metadata: ["cowatch.room.error": "\(error)"])
             }
             send = nil
-            sessionState = "connecting"
             try? await Task.sleep(for: .seconds(backoff))
             backoff = min(backoff * 2, 2)
         }
         return nil
+    }
+
+    /// Ends a session on `leave`.
+    struct LeftRoom: Error {}
+
+    private func setSession(_ state: String, reason: String?) {
+        guard state != sessionState || reason != sessionReason else { return }
+        sessionState = state
+        sessionReason = reason
+        following.withLock { $0 = state != "invalidated" }
+        var fields: [String: JSONValue] = ["state": .string(state)]
+        if let reason { fields["reason"] = .string(reason) }
+        events.publish(ControlEvent(name: ControlEvent.Name.session, fields: fields))
     }
 
     static func isFatal(_ error: CowatchError) -> Bool {
@@ -97,14 +127,21 @@ actor RoomSession {
         let title = try? player.getString("media-title")
         let duration = try? player.getDouble("duration")
         perform(coordinator.connected(now: monotonicNow(), mediaTitle: title, mediaDuration: duration))
+        // Two loops; whichever ends first (the link drops, the server refuses, or we leave) ends both.
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { try await self.tickLoop() }
-            defer { group.cancelAll() }
-            for try await message in inbound {
-                perform(coordinator.received(message, now: monotonicNow()))
-                if let failure = lastFailure { throw failure }
+            group.addTask {
+                for try await message in inbound { try await self.received(message) }
+                throw CowatchError(.ioError, "the room server closed the connection")
             }
+            defer { group.cancelAll() }
+            try await group.next()
         }
+    }
+
+    private func received(_ message: ServerMessage) throws {
+        perform(coordinator.received(message, now: monotonicNow()))
+        if let failure = lastFailure { throw failure }
     }
 
     private func tickLoop() async throws {
@@ -119,6 +156,11 @@ actor RoomSession {
                 while monotonicNow() < transition {}
             } else {
                 try await Task.sleep(for: .seconds(interval))
+            }
+            if leaveRequested {
+                leaveRequested = false
+                send?(.bye)
+                throw LeftRoom()
             }
             tick()
         }
@@ -163,7 +205,7 @@ actor RoomSession {
             case .actionApplied(let id):
                 actionWaiters.removeValue(forKey: id)?.resume(returning: true)
             case .joined(let welcome):
-                sessionState = "joined"
+                setSession("joined", reason: nil)
                 logger.debug("joined room", metadata: ["cowatch.room.name": "\(welcome.room)"])
             case .participants:
                 break
@@ -295,6 +337,33 @@ actor RoomSession {
         if !applied { throw CowatchError(.timeout, "the room server did not confirm \(command.name) in time") }
     }
 
+    /// `leave`: stop following the group; the player stays where it is; the others hear "left".
+    func leave(timeout: Double) async throws(CowatchError) {
+        guard sessionState == "joined" else {
+            throw CowatchError(.notInRoom, "not in the room (\(sessionState))")
+        }
+        leaveRequested = true
+        try await waitForSession("invalidated", timeout: timeout)
+    }
+
+    /// `join`: after `leave`, a new session, aligned to the group.
+    func join(timeout: Double) async throws(CowatchError) {
+        if sessionState == "joined" { return }
+        guard sessionState == "invalidated", sessionReason == "left" else {
+            throw CowatchError(.notInRoom, "cannot join now (\(sessionState))")
+        }
+        joinRequested = true
+        try await waitForSession("joined", timeout: timeout)
+    }
+
+    private func waitForSession(_ state: String, timeout: Double) async throws(CowatchError) {
+        let deadline = monotonicNow() + timeout
+        while sessionState != state {
+            guard monotonicNow() < deadline else { throw CowatchError(.timeout, "the room did not answer in time") }
+            try? await Task.sleep(for: .milliseconds(20))
+        }
+    }
+
     private func expireWaiter(_ id: Int) {
         actionWaiters.removeValue(forKey: id)?.resume(returning: false)
     }
@@ -327,7 +396,7 @@ actor RoomSession {
         var sections: [String: JSONValue] = [
             "room": [
                 "room": .string(room.room), "server": .string("\(room.serverHost):\(room.serverPort)"),
-                "session": .string(sessionState), "participants": .number(Double(coordinator.participants.count)),
+                "session": .string(sessionState), "reason": sessionReason.map(JSONValue.string) ?? .null, "participants": .number(Double(coordinator.participants.count)),
                 "seq": .number(Double(coordinator.timelines?.current.seq ?? 0)),
             ]
         ]

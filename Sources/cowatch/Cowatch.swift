@@ -11,7 +11,7 @@ struct Cowatch: ParsableCommand {
         discussion: "Times are seconds (90), m:ss (1:30) or h:mm:ss (1:02:03); +10 and -5 are relative. See cowatch(1).",
         subcommands: [
             Play.self, Pause.self, Toggle.self, Seek.self, Speed.self, Status.self, Events.self, Participants.self,
-            GetProperty.self, Quit.self,
+            Leave.self, Join.self, GetProperty.self, Quit.self,
         ])
 
     static func main() {
@@ -134,6 +134,19 @@ struct GetProperty: ParsableCommand {
         let data = try connection.send(.getProperty(property))
         if connection.json || data.stringValue == nil { printJSON(data) } else { print(data.stringValue ?? "") }
     }
+}
+
+struct Leave: PlaybackCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Stop following the room; your player stays where it is and the others are told you left.")
+    @OptionGroup var connection: ConnectionOptions
+    func command() -> ControlCommand { .leave }
+}
+
+struct Join: PlaybackCommand {
+    static let configuration = CommandConfiguration(abstract: "Follow the room again after leave (you align to the group).")
+    @OptionGroup var connection: ConnectionOptions
+    func command() -> ControlCommand { .join }
 }
 
 struct Quit: ParsableCommand {

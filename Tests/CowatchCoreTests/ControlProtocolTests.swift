@@ -6,7 +6,7 @@ import Testing
 struct ControlProtocolTests {
     static let everyCommand: [ControlCommand] = [
         .play, .pause, .togglePause, .seek(seconds: 90, mode: .absolute), .seek(seconds: -5.5, mode: .relative),
-        .speed(1.25), .getStatus, .getProperty("audio-pts"), .getParticipants, .quit,
+        .speed(1.25), .getStatus, .getProperty("audio-pts"), .getParticipants, .leave, .join, .quit,
     ]
 
     @Test("every command round-trips through its JSON line", arguments: everyCommand)

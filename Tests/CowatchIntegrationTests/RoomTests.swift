@@ -294,3 +294,48 @@ struct RoomTests {
         #expect(!status.paused)
     }
 }
+
+@Suite("Leaving and rejoining", .serialized)
+struct LeaveJoinTests {
+    @Test("leave stops following (the others are told), local control works, join aligns again")
+    func leaveAndJoin() throws {
+        let server = try ServerProcess()
+        let media = try TestMedia.audioVideo()
+        let arguments = ["--join", server.address, "--room", "lj", "--no-osd"]
+        let amy = try DaemonProcess(name: "amy", media: media, extraArguments: arguments)
+        let bo = try DaemonProcess(name: "bo", media: media, extraArguments: arguments)
+        let (amyClient, boClient) = (try amy.client(), try bo.client())
+        let (amyEvents, boEvents) = (try amy.client(), try bo.client())
+        _ = try amyEvents.status()
+        _ = try boEvents.status()
+        let deadline = monotonicNow() + 15
+        while monotonicNow() < deadline, try boClient.request(.getParticipants).arrayValue?.count != 2 { sleepSeconds(0.05) }
+        try boClient.request(.play)
+        _ = try amyClient.waitForStatus(timeout: 5) { !$0.paused && ($0.position ?? 0) > 0.3 }
+
+        let left = try amyClient.request(.leave)
+        #expect(left["room"]?["session"] == "invalidated" && left["room"]?["reason"] == "left")
+        #expect(try amyEvents.waitForEvent(named: "session", timeout: 5) { $0.fields["state"] == "invalidated" } != nil)
+        let leave = try boEvents.waitForEvent(named: "notice", timeout: 5) { $0.fields["action"] == "leave" }
+        #expect(leave?.fields["participant"] == "amy")
+
+        // bo pauses the room; amy no longer follows and keeps playing; her own pause is hers alone.
+        try boClient.request(.pause)
+        sleepSeconds(0.5)
+        #expect(try amyClient.status().paused == false)
+        try amyClient.request(.pause)
+        #expect(try amyClient.status().paused)
+        try amyClient.request(.seek(seconds: 50, mode: .absolute))
+        let boAt = try boClient.status().position ?? 0
+        #expect(boAt < 40)
+
+        let joined = try amyClient.request(.join)
+        #expect(joined["room"]?["session"] == "joined")
+        let join = try boEvents.waitForEvent(named: "notice", timeout: 5) { $0.fields["action"] == "join" }
+        #expect(join?.fields["participant"] == "amy")
+        // Aligned to the group: paused on bo's frame, not at 50.
+        let aligned = try amyClient.waitForStatus(timeout: 5) { abs(($0.position ?? 0) - boAt) < 0.05 }
+        #expect(aligned.paused)
+        #expect(try boClient.status().position == boAt)
+    }
+}

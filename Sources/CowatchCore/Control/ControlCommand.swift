@@ -19,6 +19,10 @@ public enum ControlCommand: Sendable, Hashable {
     case getStatus
     case getProperty(String)
     case getParticipants
+    /// Stop following the room (the player stays where it is).
+    case leave
+    /// Follow the room again after `leave`.
+    case join
     case quit
 
     /// The slowest and fastest playback rates accepted (mpv's own limits).
@@ -37,13 +41,16 @@ public enum ControlCommand: Sendable, Hashable {
         case .getStatus: "get_status"
         case .getProperty: "get_property"
         case .getParticipants: "get_participants"
+        case .leave: "leave"
+        case .join: "join"
         case .quit: "quit"
         }
     }
 
     /// Every command name the daemon accepts.
     public static let names = [
-        "play", "pause", "toggle_pause", "seek", "speed", "get_status", "get_property", "get_participants", "quit",
+        "play", "pause", "toggle_pause", "seek", "speed", "get_status", "get_property", "get_participants", "leave",
+        "join", "quit",
     ]
 
     /// The command as the JSON array sent on the wire.
@@ -86,6 +93,8 @@ public enum ControlCommand: Sendable, Hashable {
         case "get_status": try expectCount(0...0); self = .getStatus
         case "get_participants": try expectCount(0...0); self = .getParticipants
         case "quit": try expectCount(0...0); self = .quit
+        case "leave": try expectCount(0...0); self = .leave
+        case "join": try expectCount(0...0); self = .join
         case "seek":
             try expectCount(1...2)
             let seconds = try Self.number(args[0], what: "seek target")

@@ -1,6 +1,6 @@
 /// The control protocol's version, reported by `get_status` as `protocol_version`.
 /// Bump the minor number for additions, the major one for anything that breaks a client.
-public let controlProtocolVersion = "1.0"
+public let controlProtocolVersion = "1.1"
 
 /// The longest request line the control socket accepts, in bytes (without the newline).
 /// A longer line gets a `line-too-long` reply and the connection is closed.
@@ -107,6 +107,8 @@ public struct ControlEvent: Sendable, Hashable {
         public static let error = "error"
         /// Someone in the room did something. Fields: `participant`, `action`, `text`, and per action more.
         public static let notice = "notice"
+        /// This daemon's room session changed. Fields: `state` (`waiting`, `joined`, `invalidated`), `reason`.
+        public static let session = "session"
     }
 
     public var name: String

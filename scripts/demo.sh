@@ -45,7 +45,7 @@ pids+=($!)
 sleep 0.5
 
 skew() {
-  $bin/cowatch-bench skew --socket "$XDG_RUNTIME_DIR/cowatch/alice.sock" --socket "$XDG_RUNTIME_DIR/cowatch/bob.sock" \
+  $bin/cowatch-bench observe --socket "$XDG_RUNTIME_DIR/cowatch/alice.sock" --socket "$XDG_RUNTIME_DIR/cowatch/bob.sock" \
     --socket "$XDG_RUNTIME_DIR/cowatch/carol.sock" --rate "${1:-1}" | sed 's/^/   measured /'
 }
 step() { who=$1; shift; echo "== $who: cowatch $*"; $bin/cowatch "$@" --name "$who" >/dev/null; sleep "${PAUSE:-2}"; }
@@ -67,6 +67,6 @@ echo "== dave joins late"
 $bin/cowatchd --media "$media" --name dave --join "$address" --room movie-night --mpv vo=null --mpv ao=null 2> "$out/dave.log" &
 pids+=($!)
 sleep 3
-$bin/cowatch-bench skew --socket "$XDG_RUNTIME_DIR/cowatch/alice.sock" --socket "$XDG_RUNTIME_DIR/cowatch/dave.sock" --rate 1.25 | sed 's/^/   alice vs dave: /'
+$bin/cowatch-bench observe --socket "$XDG_RUNTIME_DIR/cowatch/alice.sock" --socket "$XDG_RUNTIME_DIR/cowatch/dave.sock" --rate 1.25 | sed 's/^/   alice vs dave: /'
 $bin/cowatch participants --name alice | sed 's/^/   /'
 echo "== done (logs in $out/)"

@@ -51,7 +51,8 @@ struct Cost: ParsableCommand {
         for (name, figures) in [("bare mpv", bare), ("cowatchd alone", alone), ("cowatchd in a room", roomed)] {
             print("| \(name) | \(format3(figures.cpu * 100)) % | \(format3(figures.rss / 1_048_576)) MB |")
         }
-        print("\ncowatchd over bare mpv: alone +\(format3((alone.cpu - bare.cpu) * 100)) % of a core, +\(format3((alone.rss - bare.rss) / 1_048_576)) MB; "
+        print("\nratios to bare mpv: CPU ×\(format(alone.cpu / bare.cpu)) alone, ×\(format(roomed.cpu / bare.cpu)) in a room; RSS ×\(format(alone.rss / bare.rss)), ×\(format(roomed.rss / bare.rss))")
+        print("cowatchd over bare mpv: alone +\(format3((alone.cpu - bare.cpu) * 100)) % of a core, +\(format3((alone.rss - bare.rss) / 1_048_576)) MB; "
             + "in a room +\(format3((roomed.cpu - bare.cpu) * 100)) % of a core, +\(format3((roomed.rss - bare.rss) / 1_048_576)) MB "
             + "(\(Int(seconds)) s each, playing headless)")
     }

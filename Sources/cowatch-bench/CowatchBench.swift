@@ -13,12 +13,14 @@ struct CowatchBench: ParsableCommand {
         subcommands: [Rooms.self, Scenarios.self, Skew.self, Cost.self], defaultSubcommand: Rooms.self)
 }
 
-/// Samples the skew of running daemons (the demo uses it).
+/// The observer as a command: samples the skew of running players (the demo uses it).
 struct Skew: ParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Print the pairwise skew of running daemons, read from their players' audio-pts.")
+        commandName: "observe",
+        abstract: "Print the pairwise skew of running players, read from their audio-pts. Give each player's own mpv IPC socket (cowatchd --mpv input-ipc-server=PATH) for a view independent of cowatchd, or control sockets.",
+        aliases: ["skew"])
 
-    @Option(name: .customLong("socket"), help: "A daemon's control socket; give two or more.")
+    @Option(name: .customLong("socket"), help: "A player's mpv IPC socket or a daemon's control socket; give two or more.")
     var sockets: [String] = []
     @Option(help: "Rounds to sample.") var samples = 40
     @Option(help: "The group rate.") var rate = 1.0

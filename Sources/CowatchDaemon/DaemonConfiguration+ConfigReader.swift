@@ -108,7 +108,7 @@ extension DaemonConfiguration {
         let host = try layered.string("host")
         let join = try layered.string("join")
         let roomName = try layered.string("room") ?? "cowatch"
-        guard WireReaderNames.isRoomName(roomName) else {
+        guard RoomName.isValid(roomName) else {
             throw CowatchError(.invalidConfiguration, "room \"\(roomName.prefix(70))\" must be 1–64 letters, digits, '.', '_' or '-'")
         }
         var settings: RoomSettings

@@ -6,26 +6,7 @@ import Testing
 /// out: the second hello, full rooms, the participant-list schedule, leaving mid-seek, a speed
 /// change during a seek hold, and events for unknown connections.
 @Suite("Room sequencer, edge cases")
-struct RoomServerStateTests {
-    typealias Output = RoomSequencer.Output
-
-    /// `names` joined to room "r" on connections 1…n at time 0; outputs discarded.
-    func room(_ names: [String], configuration: RoomSequencer.Configuration = .init()) -> RoomSequencer {
-        var sequencer = RoomSequencer(configuration: configuration)
-        for (index, name) in names.enumerated() {
-            sequencer.connected(index + 1, now: 0)
-            _ = sequencer.received(.hello(.init(room: "r", name: name)), from: index + 1, now: 0)
-        }
-        return sequencer
-    }
-
-    func messages(_ outputs: [Output], to id: Int) -> [ServerMessage] {
-        outputs.compactMap { if case .send(id, let message) = $0 { message } else { nil } }
-    }
-
-    func applied(_ outputs: [Output], to id: Int) -> [GroupTimeline] {
-        messages(outputs, to: id).compactMap { if case .applied(let timeline, _, _) = $0 { timeline } else { nil } }
-    }
+struct RoomSequencerEdgeTests: SequencerTesting {
 
     func errorCode(_ outputs: [Output], to id: Int) -> String? {
         messages(outputs, to: id).lazy.compactMap { if case .error(let code, _) = $0 { code } else { nil } }.first

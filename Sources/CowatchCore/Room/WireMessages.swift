@@ -483,16 +483,11 @@ struct WireReader {
 
     func name(_ key: String, maxLength: Int) throws(CowatchError) -> String {
         guard let value = try optionalString(key, maxLength: maxLength), (try? ParticipantName.validate(value)) != nil
-            || (maxLength > ParticipantName.maxLength && Self.isRoomName(value))
+            || (maxLength > ParticipantName.maxLength && RoomName.isValid(value))
         else {
             throw Self.violation("\"\(key)\" must be 1–\(maxLength) letters, digits, '.', '_' or '-'")
         }
         return value
-    }
-
-    static func isRoomName(_ value: String) -> Bool {
-        !value.isEmpty && value.utf8.count <= 64 && value.first != "."
-            && value.unicodeScalars.allSatisfy { $0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0) || "._-".unicodeScalars.contains($0)) }
     }
 
     func enumeration<E: RawRepresentable<String>>(_ key: String, _ type: E.Type) throws(CowatchError) -> E {

@@ -20,10 +20,12 @@ public enum ParticipantName {
     }
 }
 
-/// Room names: like participant names, up to 64 characters.
-public enum WireReaderNames {
-    public static func isRoomName(_ value: String) -> Bool {
-        !value.isEmpty && value.count <= 64 && value.first != "."
+/// Room names: the same characters as participant names, up to 64 of them.
+public enum RoomName {
+    public static let maxLength = 64
+
+    public static func isValid(_ value: String) -> Bool {
+        !value.isEmpty && value.count <= maxLength && value.first != "."
             && value.unicodeScalars.allSatisfy {
                 $0.isASCII && (("a"..."z").contains($0) || ("A"..."Z").contains($0) || ("0"..."9").contains($0)
                     || "._-".unicodeScalars.contains($0))

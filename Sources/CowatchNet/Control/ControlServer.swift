@@ -86,15 +86,16 @@ public struct ControlServer: Service {
                         for await event in subscription.events { outgoingContinuation.yield(event.json) }
                     }
                     await readRequests(inbound, reply: { outgoingContinuation.yield($0) })
+                    // Ends the event relay and lets the writer drain and stop.
                     events.unsubscribe(subscription.id)
                     outgoingContinuation.finish()
                 }
             }
         } catch {
             logger.trace("control connection ended", metadata: ["cowatch.control.error": "\(error)"])
+            events.unsubscribe(subscription.id)
+            outgoingContinuation.finish()
         }
-        events.unsubscribe(subscription.id)
-        outgoingContinuation.finish()
     }
 
     private func readRequests(

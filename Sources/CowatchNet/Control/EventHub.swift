@@ -50,5 +50,4 @@ public final class EventHub: Sendable {
         for continuation in continuations { continuation.finish() }
     }
 
-    public var subscriberCount: Int { state.withLock { $0.subscribers.count } }
 }

@@ -42,13 +42,21 @@ public enum Daemon {
             if let room = configuration.room {
                 if let port = room.hostPort {
                     // The embedded room server starts first so our own session can join it.
-                    let server = RoomServer(host: room.hostAddress ?? "0.0.0.0", port: port, logger: logger)
+                    var policy = RoomSequencer.Configuration()
+                    policy.playWhenReady = room.playWhenReady
+                    policy.waitTimeout = room.waitTimeout
+                    let server = RoomServer(
+                        host: room.hostAddress ?? "0.0.0.0", port: port, configuration: policy, logger: logger)
                     services.append(.init(service: server))
                 }
                 let session = RoomSession(
-                    player: player, configuration: configuration, room: room, events: hub, logger: logger)
+                    player: player, configuration: configuration, room: room, mediaURL: controller.mediaURL,
+                    events: hub, logger: logger)
                 let playerEvents = await controller.attach(room: session)
-                services.append(.init(service: RoomSessionService(session: session, playerEvents: playerEvents)))
+                // Returning normally means "quit" (someone ended the activity and on-end is quit).
+                services.append(.init(
+                    service: RoomSessionService(session: session, playerEvents: playerEvents),
+                    successTerminationBehavior: .gracefullyShutdownGroup))
             }
             services += [
                 .init(service: control, successTerminationBehavior: .gracefullyShutdownGroup),
@@ -93,16 +101,18 @@ struct PlayerLifetimeService: Service {
     }
 }
 
-/// Runs the room session (and feeds it player events) until graceful shutdown; leaving the
-/// room is closing the connection, which the server announces as "leave".
+/// Runs the room session (and feeds it player events) until graceful shutdown, or until the
+/// activity ends and on-end is quit; leaving the room is closing the connection, which the server
+/// announces as "leave".
 struct RoomSessionService: Service {
     let session: RoomSession
     let playerEvents: AsyncStream<MpvEvent>
 
-    /// Throws the server's refusal (e.g. `name-taken`), which ends the daemon with that message.
+    /// Throws the server's refusal (e.g. `name-taken`), which ends the daemon with that message;
+    /// returns when the activity ended and on-end is quit (the group then shuts down).
     func run() async throws {
-        let refusal: CowatchError? = await cancelWhenGracefulShutdown { () async -> CowatchError? in
-            await withTaskGroup(of: CowatchError?.self) { group -> CowatchError? in
+        let outcome: RoomSession.Outcome? = await cancelWhenGracefulShutdown { () async -> RoomSession.Outcome? in
+            await withTaskGroup(of: RoomSession.Outcome?.self) { group -> RoomSession.Outcome? in
                 group.addTask {
                     await session.consume(playerEvents)
                     return nil
@@ -117,6 +127,6 @@ struct RoomSessionService: Service {
                 return nil
             }
         } ?? nil
-        if let refusal { throw refusal }
+        if case .stop(let refusal) = outcome { throw refusal }
     }
 }

@@ -16,6 +16,14 @@ public struct DaemonFlags: Sendable {
     public var host: String?
     public var join: String?
     public var room: String?
+    public var title: String?
+    public var type: String?
+    public var fallbackURL: String?
+    public var onEnd: String?
+    public var ready: Bool?
+    public var waitForMe: Bool?
+    public var playWhenReady: Bool?
+    public var waitTimeout: Double?
     public init() {}
 }
 
@@ -32,7 +40,8 @@ extension DaemonConfiguration {
     ///
     /// Keys (file / environment): `media` / `COWATCH_MEDIA`, `name` / `COWATCH_NAME`,
     /// `control` / `COWATCH_CONTROL`, `mpv` (array of `KEY=VALUE`) / `COWATCH_MPV` (comma-separated),
-    /// `paused`, `osd`, `seek-timeout`, `open-timeout`, `log-level`. mpv options from all three sources
+    /// `paused`, `osd`, `seek-timeout`, `open-timeout`, `log-level`, `title`, `type`, `fallback-url`,
+    /// `on-end`, `ready`, `wait-for-me`, and for `--host` `play-when-ready` and `wait-timeout`. mpv options from all three sources
     /// are applied file first, then environment, then flags, so the later one wins inside mpv.
     ///
     /// Throws `CowatchError` with `invalid-configuration` naming the key and the source.
@@ -62,6 +71,14 @@ extension DaemonConfiguration {
         put("host", flags.host.map(ConfigContent.string))
         put("join", flags.join.map(ConfigContent.string))
         put("room", flags.room.map(ConfigContent.string))
+        put("title", flags.title.map(ConfigContent.string))
+        put("type", flags.type.map(ConfigContent.string))
+        put("fallback-url", flags.fallbackURL.map(ConfigContent.string))
+        put("on-end", flags.onEnd.map(ConfigContent.string))
+        put("ready", flags.ready.map(ConfigContent.bool))
+        put("wait-for-me", flags.waitForMe.map(ConfigContent.bool))
+        put("play-when-ready", flags.playWhenReady.map(ConfigContent.bool))
+        put("wait-timeout", flags.waitTimeout.map(ConfigContent.double))
         let flagReader = ConfigReader(provider: InMemoryProvider(name: "flags", values: flagValues))
         let layered = LayeredConfig(sources: [("flag", flagReader), ("environment", env), ("config file \(filePath)", file)])
 
@@ -96,12 +113,39 @@ extension DaemonConfiguration {
             }
             configuration.logLevel = level
         }
+        try loadActivity(layered, into: &configuration)
         configuration.room = try loadRoom(layered)
         return configuration
     }
 }
 
 extension DaemonConfiguration {
+    /// The activity and session keys: `title`, `type` (watch|listen), `fallback-url`,
+    /// `on-end` (keep|quit), `ready`, `wait-for-me`.
+    static func loadActivity(_ layered: LayeredConfig, into configuration: inout DaemonConfiguration) throws(CowatchError) {
+        configuration.title = try layered.string("title")
+        if let type = try layered.string("type") {
+            guard let parsed = ActivityType(rawValue: type) else {
+                throw CowatchError(.invalidConfiguration, "type must be watch or listen, not \"\(type.prefix(40))\"")
+            }
+            configuration.activityType = parsed
+        }
+        configuration.fallbackURL = try layered.string("fallback-url")
+        if let onEnd = try layered.string("on-end") {
+            guard let parsed = GroupSessionMachine.OnEnd(rawValue: onEnd) else {
+                throw CowatchError(.invalidConfiguration, "on-end must be keep or quit, not \"\(onEnd.prefix(40))\"")
+            }
+            configuration.onEnd = parsed
+        }
+        configuration.readyAtStart = try layered.bool("ready") ?? configuration.readyAtStart
+        configuration.waitForMe = try layered.bool("wait-for-me") ?? configuration.waitForMe
+        for (key, value) in [("title", configuration.title), ("fallback-url", configuration.fallbackURL)] {
+            if let value, value.isEmpty || value.utf8.count > 4096 || value.unicodeScalars.contains(where: { $0.value < 0x20 }) {
+                throw CowatchError(.invalidConfiguration, "\(key) must be 1–4096 bytes without control characters")
+            }
+        }
+    }
+
     /// `host`, `join`, `room` and the `drift.*` keys. `--host [ADDR:]PORT` runs the room server
     /// inside this daemon (default address 0.0.0.0) and joins it over loopback.
     static func loadRoom(_ layered: LayeredConfig) throws(CowatchError) -> RoomSettings? {
@@ -134,6 +178,8 @@ extension DaemonConfiguration {
         settings.drift.correctionTime = try layered.positive("drift.correction-time") ?? settings.drift.correctionTime
         settings.drift.maxAdjust = try layered.positive("drift.max-adjust") ?? settings.drift.maxAdjust
         settings.tickInterval = try layered.positive("drift.interval") ?? settings.tickInterval
+        settings.playWhenReady = try layered.bool("play-when-ready") ?? settings.playWhenReady
+        settings.waitTimeout = try layered.positive("wait-timeout") ?? settings.waitTimeout
         guard settings.drift.maxAdjust < 0.5 else {
             throw CowatchError(.invalidConfiguration, "drift.max-adjust must be below 0.5")
         }

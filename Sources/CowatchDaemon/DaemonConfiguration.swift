@@ -25,6 +25,18 @@ public struct DaemonConfiguration: Sendable, Equatable {
     public var logLevel: String
     /// The room to watch in, when `--join` or `--host` is given; nil plays alone.
     public var room: RoomSettings?
+    /// The activity's title as others see it. Default: the media's own title.
+    public var title: String?
+    /// `watch` or `listen`. Default: `watch` when the media has video, else `listen`.
+    public var activityType: ActivityType?
+    /// Offered to participants who cannot open the media. Default none.
+    public var fallbackURL: String?
+    /// What to do when someone ends the activity for everyone. Default `keep` (the player stays).
+    public var onEnd: GroupSessionMachine.OnEnd = .keep
+    /// Start "ready" (Syncplay's readiness; matters under the play-when-ready policy). Default false.
+    public var readyAtStart = false
+    /// False: "don't wait for me" — the group never holds for this participant. Default true.
+    public var waitForMe = true
 
     public struct MpvOption: Sendable, Equatable {
         public var name: String

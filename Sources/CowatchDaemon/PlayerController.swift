@@ -27,12 +27,16 @@ public actor PlayerController: ControlRequestHandler {
     private var endWaiters: [CheckedContinuation<Void, Never>] = []
     private var room: RoomSession?
     private var roomEvents: AsyncStream<MpvEvent>.Continuation?
+    private var fileLoaded = false
+    /// The media the player has: `--media`, until the room switches it (`open`).
+    public nonisolated let mediaURL: Locked<String>
 
     public init(player: MpvPlayer, configuration: DaemonConfiguration, events: EventHub, logger: Logger) {
         self.player = player
         self.configuration = configuration
         self.events = events
         self.logger = logger
+        self.mediaURL = Locked(configuration.media)
     }
 
     /// Puts the player under a room's control: playback commands become group actions, and the
@@ -51,10 +55,11 @@ public actor PlayerController: ControlRequestHandler {
 
     // MARK: Opening
 
-    /// Loads the media and waits until it is loaded or has failed.
+    /// Loads the media and waits until its first frame is decoded (so a room joins only with a
+    /// player that is ready), or loading has failed.
     /// Throws `media-unavailable` with mpv's reason, or `timeout`.
     public func open() async throws(CowatchError) {
-        for property in ["pause", "speed", "eof-reached", "media-title", "duration", "time-pos"] {
+        for property in ["pause", "speed", "eof-reached", "media-title", "duration", "time-pos", "paused-for-cache"] {
             try? player.observe(property)
         }
         do {
@@ -112,12 +117,12 @@ public actor PlayerController: ControlRequestHandler {
         roomEvents?.yield(event)
         switch event {
         case .fileLoaded:
-            finishLoad(.success(()))
+            fileLoaded = true
         case .endFile(let reason, let error):
             if reason == .error {
                 let why = lastErrorLine.map { "\(error?.reason ?? "loading failed") (\($0))" }
                     ?? (error?.reason ?? "loading failed")
-                let failure = CowatchError(.mediaUnavailable, "cannot open \(configuration.media): \(why)")
+                let failure = CowatchError(.mediaUnavailable, "cannot open \(mediaURL.withLock { $0 }): \(why)")
                 if loadWaiter != nil {
                     finishLoad(.failure(failure))
                 } else {
@@ -129,6 +134,7 @@ public actor PlayerController: ControlRequestHandler {
         case .seek:
             for id in restartWaiters.keys { seekStartedSinceRegistration.insert(id) }
         case .playbackRestart:
+            if fileLoaded { finishLoad(.success(())) }
             let ready = restartWaiters.filter { seekStartedSinceRegistration.contains($0.key) }
             for (id, waiter) in ready {
                 restartWaiters[id] = nil
@@ -191,7 +197,7 @@ public actor PlayerController: ControlRequestHandler {
             speed: (room?.following.withLock({ $0 }) == true ? room?.groupRate.withLock({ $0 }) : nil)
                 ?? (try? player.getDouble("speed")) ?? 1,
             duration: try? player.getDouble("duration"),
-            media: configuration.media,
+            media: mediaURL.withLock { $0 },
             title: try? player.getString("media-title"),
             name: configuration.name,
             eof: (try? player.getFlag("eof-reached")) ?? false)
@@ -227,6 +233,19 @@ public actor PlayerController: ControlRequestHandler {
             case .join:
                 try await room.join(timeout: configuration.seekTimeout)
                 return await statusWithRoom().json
+            case .end:
+                try await room.end(timeout: configuration.seekTimeout)
+                return await statusWithRoom().json
+            case .open:
+                // Waits for the server to accept the switch, not for everyone to load it.
+                try await room.request(command, seekTimeout: configuration.seekTimeout)
+                return await statusWithRoom().json
+            case .setReady(let ready):
+                await room.setStatus(ready: ready)
+                return await statusWithRoom().json
+            case .setWaitForMe(let on):
+                await room.setStatus(waitForMe: on)
+                return await statusWithRoom().json
             default:
                 break
             }
@@ -247,8 +266,12 @@ public actor PlayerController: ControlRequestHandler {
             return currentStatus().json
         case .getProperty(let name):
             return JSONValue(try mpv { try player.getNode(name) })
-        case .getParticipants, .leave, .join:
+        case .getParticipants, .leave, .join, .end, .setReady, .setWaitForMe:
             throw CowatchError(.notInRoom, "this daemon is not in a room")
+        case .open(let open):
+            // Alone: just switch the media.
+            try mpv { try player.command(["loadfile", open.url, "replace"]) }
+            mediaURL.withLock { $0 = open.url }
         case .quit:
             // Give the reply a moment to reach the client before connections are torn down.
             if let handler = shutdownHandler {

@@ -14,6 +14,10 @@ public struct RoomSettings: Sendable, Equatable {
     public var drift: DriftController.Configuration
     /// Seconds between drift checks. Default 0.05 s.
     public var tickInterval: Double
+    /// Hosting only: the room policy "play when everyone is ready". Default false.
+    public var playWhenReady = false
+    /// Hosting only: seconds the group waits for a stalled or unready participant. Default 5 s.
+    public var waitTimeout: Double = 5
 
     public init(
         room: String, serverHost: String, serverPort: Int, hostAddress: String? = nil, hostPort: Int? = nil,

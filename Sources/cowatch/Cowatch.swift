@@ -11,7 +11,8 @@ struct Cowatch: ParsableCommand {
         discussion: "Times are seconds (90), m:ss (1:30) or h:mm:ss (1:02:03); +10 and -5 are relative. See cowatch(1).",
         subcommands: [
             Play.self, Pause.self, Toggle.self, Seek.self, Speed.self, Status.self, Events.self, Participants.self,
-            Leave.self, Join.self, GetProperty.self, Quit.self,
+            Leave.self, Join.self, End.self, Open.self, Ready.self, Unready.self, WaitForMe.self, GetProperty.self,
+            Quit.self,
         ])
 
     static func main() {
@@ -119,7 +120,12 @@ struct Participants: ParsableCommand {
             let drift = entry["drift"]?.numberValue.map { "drift \(Describe.milliseconds($0))" } ?? "drift ?"
             let rtt = entry["rtt"]?.numberValue.map { "rtt \(Describe.milliseconds($0))" } ?? "rtt ?"
             let me = entry["you"]?.boolValue == true ? " (you)" : ""
-            print("\(name)\(me): \(state), \(drift), \(rtt)")
+            var flags: [String] = []
+            if entry["ready"]?.boolValue == true { flags.append("ready") }
+            if entry["wait_for_me"]?.boolValue == false { flags.append("don't wait") }
+            if let stall = entry["stall"]?.stringValue { flags.append(stall) }
+            let extra = flags.isEmpty ? "" : ", " + flags.joined(separator: ", ")
+            print("\(name)\(me): \(state), \(drift), \(rtt)\(extra)")
         }
     }
 }

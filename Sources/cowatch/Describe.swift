@@ -14,8 +14,21 @@ enum Describe {
         if let room = status.extra["room"]?.objectValue {
             let roomName = room["room"]?.stringValue ?? "?"
             let server = room["server"]?.stringValue ?? "?"
-            let session = room["session"]?.stringValue ?? "?"
+            var session = room["session"]?.stringValue ?? "?"
+            if let reason = room["reason"]?.stringValue {
+                session += ": " + (room["ended_by"]?.stringValue.map { "ended by \($0)" } ?? reason)
+            }
             lines.append("  room: \(roomName) on \(server) (\(session))")
+            if let activity = room["activity"]?.objectValue {
+                let title = activity["title"]?.stringValue ?? "?"
+                let type = activity["type"]?.stringValue ?? "watch"
+                let by = activity["opened_by"]?.stringValue.map { ", opened by \($0)" } ?? ""
+                lines.append("  activity: \(type) \(title)\(by)")
+            }
+            var me: [String] = [room["ready"]?.boolValue == true ? "ready" : "not ready"]
+            if room["wait_for_me"]?.boolValue == false { me.append("don't wait for me") }
+            if let stall = room["stall"]?.stringValue { me.append(stall) }
+            lines.append("  you: " + me.joined(separator: ", "))
         }
         if let clock = status.extra["clock"]?.objectValue, let rtt = clock["rtt"]?.numberValue,
             let uncertainty = clock["uncertainty"]?.numberValue

@@ -13,7 +13,8 @@ struct CowatchDaemonCommand: AsyncParsableCommand {
             Every option can also come from the environment (COWATCH_MEDIA, COWATCH_NAME, COWATCH_CONTROL, \
             COWATCH_MPV as comma-separated KEY=VALUE, COWATCH_PAUSED, COWATCH_OSD, COWATCH_LOG_LEVEL, \
             COWATCH_SEEK_TIMEOUT, COWATCH_OPEN_TIMEOUT, COWATCH_HOST, COWATCH_JOIN, COWATCH_ROOM, \
-            COWATCH_DRIFT_SEEK_THRESHOLD, COWATCH_DRIFT_CORRECTION_TIME, COWATCH_DRIFT_MAX_ADJUST, COWATCH_DRIFT_INTERVAL) or from the JSON config file; flags win over the \
+            COWATCH_DRIFT_SEEK_THRESHOLD, COWATCH_DRIFT_CORRECTION_TIME, COWATCH_DRIFT_MAX_ADJUST, COWATCH_DRIFT_INTERVAL, COWATCH_TITLE, COWATCH_TYPE, COWATCH_FALLBACK_URL, \
+            COWATCH_ON_END, COWATCH_READY, COWATCH_WAIT_FOR_ME, COWATCH_PLAY_WHEN_READY, COWATCH_WAIT_TIMEOUT) or from the JSON config file; flags win over the \
             environment, which wins over the file. See cowatchd(1) and cowatch-protocol(7).
             """)
 
@@ -58,6 +59,33 @@ struct CowatchDaemonCommand: AsyncParsableCommand {
     @Option(name: .long, help: ArgumentHelp("The room to watch in (default: cowatch).", valueName: "NAME"))
     var room: String?
 
+    @Option(name: .long, help: ArgumentHelp("The activity's title as others see it (default: the media's).", valueName: "TITLE"))
+    var title: String?
+
+    @Option(name: .long, help: ArgumentHelp("Activity type: watch or listen (default: watch if the media has video).", valueName: "TYPE"))
+    var type: String?
+
+    @Option(name: .long, help: ArgumentHelp("A URL offered to participants who cannot open the media.", valueName: "URL"))
+    var fallbackURL: String?
+
+    @Option(name: .long, help: ArgumentHelp(
+        "When someone ends the activity for everyone: keep (the player stays open) or quit (default: keep).",
+        valueName: "keep|quit"))
+    var onEnd: String?
+
+    @Flag(name: .long, inversion: .prefixedNo, help: "Start ready (matters under --play-when-ready; default: not ready).")
+    var ready: Bool?
+
+    @Flag(name: .long, inversion: .prefixedNo, help: "Let the group wait for you when you stall (default: on).")
+    var waitForMe: Bool?
+
+    @Flag(name: .long, help: "With --host: a play waits until everyone is ready (bounded by --wait-timeout).")
+    var playWhenReady: Bool = false
+
+    @Option(name: .long, help: ArgumentHelp(
+        "With --host: seconds the group waits for a stalled or unready participant (default: 5).", valueName: "SECONDS"))
+    var waitTimeout: Double?
+
     func run() async throws {
         var flags = DaemonFlags()
         flags.media = media
@@ -71,6 +99,14 @@ struct CowatchDaemonCommand: AsyncParsableCommand {
         flags.host = host
         flags.join = join
         flags.room = room
+        flags.title = title
+        flags.type = type
+        flags.fallbackURL = fallbackURL
+        flags.onEnd = onEnd
+        flags.ready = ready
+        flags.waitForMe = waitForMe
+        flags.playWhenReady = playWhenReady ? true : nil
+        flags.waitTimeout = waitTimeout
         do {
             let configuration = try await DaemonConfiguration.load(
                 flags: flags, environment: ProcessInfo.processInfo.environment)

@@ -91,10 +91,10 @@ struct RoomSequencerTests: SequencerTesting {
         #expect(timeline?.position == 33.36)
         #expect(timeline?.playing == false)
         #expect(timeline?.reference == 40)
-        guard case .applied(_, let notice, let id) = messages(outputs, to: 2).first else { return }
+        guard case .applied(_, let notice, let id, _) = messages(outputs, to: 2).first else { return }
         #expect(notice == Notice(actor: "bob", action: .pause, position: 33.36))
         #expect(id == 2)
-        guard case .applied(_, _, let otherID) = messages(outputs, to: 1).first else { return }
+        guard case .applied(_, _, let otherID, _) = messages(outputs, to: 1).first else { return }
         #expect(otherID == nil)
     }
 

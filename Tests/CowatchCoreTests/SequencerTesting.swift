@@ -11,7 +11,7 @@ extension SequencerTesting {
         var sequencer = RoomSequencer(configuration: configuration)
         for (index, name) in names.enumerated() {
             sequencer.connected(index + 1, now: 0)
-            _ = sequencer.received(.hello(.init(room: "r", name: name)), from: index + 1, now: 0)
+            _ = sequencer.received(.hello(.init(room: "r", name: name, activity: Activity(url: "/films/night.mkv"))), from: index + 1, now: 0)
         }
         return sequencer
     }
@@ -21,6 +21,6 @@ extension SequencerTesting {
     }
 
     func applied(_ outputs: [Output], to id: Int) -> [GroupTimeline] {
-        messages(outputs, to: id).compactMap { if case .applied(let timeline, _, _) = $0 { timeline } else { nil } }
+        messages(outputs, to: id).compactMap { if case .applied(let timeline, _, _, _) = $0 { timeline } else { nil } }
     }
 }

@@ -210,9 +210,9 @@ struct RoomCoordinatorTests {
     }
 
     func joined(timeline: GroupTimeline, at now: Double) -> RoomCoordinator {
-        var coordinator = RoomCoordinator(name: "alice", room: "r")
-        _ = coordinator.connected(now: now, mediaTitle: nil, mediaDuration: nil)
-        _ = coordinator.received(.welcome(.init(name: "alice", room: "r", timeline: timeline, participants: [])), now: now)
+        var coordinator = RoomCoordinator(name: "alice", room: "r", activity: Activity(url: "/films/night.mkv"))
+        _ = coordinator.connected(now: now)
+        _ = coordinator.received(.welcome(.init(name: "alice", room: "r", timeline: timeline, participants: [], activity: Activity(url: "/films/night.mkv"))), now: now)
         return coordinator
     }
 
@@ -315,7 +315,7 @@ struct RoomCoordinatorTests {
 
     @Test("a server error ends the session with its code")
     func failure() {
-        var coordinator = RoomCoordinator(name: "bob", room: "r")
+        var coordinator = RoomCoordinator(name: "bob", room: "r", activity: Activity(url: "film.mkv"))
         let actions = coordinator.received(.error(code: "name-taken", message: "taken"), now: 0)
         #expect(actions == [.failed(CowatchError(.nameTaken, "taken"))])
     }

@@ -8,7 +8,11 @@ struct WireProtocolTests {
     static let timeline = GroupTimeline(seq: 4, position: 61.5, reference: 1234.5678, rate: 1.25, playing: true, holding: false)
 
     static let clientMessages: [ClientMessage] = [
-        .hello(.init(room: "movie-night", name: "alice", mediaTitle: "night.mkv", mediaDuration: 5400)),
+        .hello(.init(
+            room: "movie-night", name: "alice",
+            activity: Activity(url: "/films/night.mkv", title: "Night", type: .watch, fallbackURL: "https://example.org/night.mkv"),
+            status: ParticipantStatus(stall: nil, ready: true, waitForMe: false))),
+        .hello(.init(room: "r", name: "d", activity: Activity(id: 3, url: "song.ogg", type: .listen, openedBy: "carol"), status: .init(stall: .loading))),
         .hello(.init(room: "r", name: "b", auth: ["scheme": "none"])),
         .hello(.init(room: "r", name: "c", resume: .init(position: 61.5, playing: true, rate: 1.25))),
         .timeRequest(id: 7, t1: 123.456789),
@@ -19,17 +23,32 @@ struct WireProtocolTests {
         .ready(seq: 9),
         .report(drift: -0.0004, rtt: 0.0012),
         .report(drift: nil, rtt: nil),
+        .action(.init(id: 5, kind: .open, activity: Activity(url: "http://host/b.mkv", title: "B"))),
+        .status(ParticipantStatus(stall: .buffering, ready: false, waitForMe: true)),
+        .status(ParticipantStatus(stall: .seeking, ready: true, waitForMe: false)),
+        .media(activity: 2, MediaInfo(duration: 5400.04, size: 734_003_200, hash: "00ff12ab34cd56ef")),
+        .media(activity: 0, MediaInfo(duration: nil, size: nil, hash: nil)),
+        .end,
         .bye,
     ]
 
     static let serverMessages: [ServerMessage] = [
         .welcome(.init(name: "alice", room: "movie-night", timeline: timeline, participants: [
             ParticipantInfo(name: "alice", state: "joined"), ParticipantInfo(name: "bob", state: "ready", drift: 0.001, rtt: 0.02),
-        ])),
+            ParticipantInfo(name: "carol", state: "joined", status: .init(stall: .buffering, ready: true, waitForMe: false)),
+        ], activity: Activity(url: "/films/night.mkv"), policy: RoomPolicy(playWhenReady: true, waitTimeout: 7.5))),
         .timeReply(id: 7, t1: 1, t2: 2.5, t3: 2.5001),
         .applied(timeline: timeline, notice: Notice(actor: "bob", action: .seek, position: 90, from: 12, to: 90), actionID: 3),
         .applied(timeline: timeline, notice: nil, actionID: nil),
         .notice(Notice(actor: "carol", action: .join)),
+        .applied(
+            timeline: timeline, notice: Notice(actor: "dave", action: .open, title: "Second film"), actionID: nil,
+            activity: Activity(id: 2, url: "https://example.org/2.mkv", title: "Second film", openedBy: "dave")),
+        .notice(Notice(actor: "bob", action: .waiting, others: ["bob", "carol"], detail: "buffering")),
+        .notice(Notice(actor: "bob", action: .continued, others: ["bob"], detail: "not ready")),
+        .notice(Notice(actor: "bob", action: .mismatch, others: ["alice"], detail: "duration 1:00:00 vs 1:15:00")),
+        .notice(Notice(actor: "erin", action: .ready)),
+        .ended(by: "alice"),
         .participants([ParticipantInfo(name: "dave", state: "joined", drift: nil, rtt: 0.5)]),
         .error(code: "name-taken", message: "a participant named bob is already in room r"),
     ]
@@ -81,6 +100,17 @@ struct WireProtocolTests {
         #"{"type":"ready","seq":"x"}"#,
         #"{"type":"report","rtt":-1}"#,
         #"{"type":"report","drift":1e99}"#,
+        #"{"type":"action","id":1,"kind":"open"}"#,
+        #"{"type":"action","id":1,"kind":"open","activity":{"url":""}}"#,
+        #"{"type":"action","id":1,"kind":"open","activity":{"url":"a\nb"}}"#,
+        #"{"type":"action","id":1,"kind":"open","activity":{"url":"x","type":"dance"}}"#,
+        #"{"type":"status"}"#,
+        #"{"type":"status","status":{"stall":"napping"}}"#,
+        #"{"type":"status","status":{"ready":"yes"}}"#,
+        #"{"type":"media","activity":1,"media":{"hash":"XYZ"}}"#,
+        #"{"type":"media","activity":1,"media":{"size":-4}}"#,
+        #"{"type":"media","media":{}}"#,
+        #"{"type":"hello","protocol":2,"room":"r","name":"a","activity":{"title":"no url"}}"#,
     ]
 
     @Test("malformed client lines are protocol violations", arguments: badClientLines)
@@ -96,6 +126,10 @@ struct WireProtocolTests {
         #"{"type":"notice","notice":{"actor":"a","action":"explode"}}"#,
         #"{"type":"participants","participants":[{"state":"joined"}]}"#,
         #"{"type":"time_reply","id":1,"t1":0,"t2":0}"#,
+        #"{"type":"ended"}"#,
+        #"{"type":"ended","by":"a b"}"#,
+        #"{"type":"notice","notice":{"actor":"a","action":"waiting","others":["ok","not ok"]}}"#,
+        #"{"type":"welcome","protocol":2,"name":"a","room":"r","timeline":{"seq":1,"position":0,"reference":0,"rate":1,"playing":true,"holding":false},"participants":[]}"#,
     ]
 
     @Test("malformed server lines are protocol violations", arguments: badServerLines)
@@ -128,5 +162,33 @@ struct WireProtocolTests {
         #expect(Notice(actor: "carol", action: .seek, position: 60, from: 3, to: 60).text == "carol jumped from 0:00:03 to 0:01:00")
         #expect(Notice(actor: "alice", action: .speed, rate: 1.25).text == "alice set the speed to 1.25×")
         #expect(Notice(actor: "dave", action: .join).text == "dave joined")
+        #expect(Notice(actor: "bob", action: .waiting, others: ["bob"], detail: "buffering").text == "waiting for bob (buffering)")
+        #expect(Notice(actor: "bob", action: .waiting, others: ["bob", "carol", "dave"]).text == "waiting for bob, carol and dave")
+        #expect(Notice(actor: "bob", action: .continued, others: ["bob"]).text == "continuing without bob")
+        #expect(Notice(actor: "erin", action: .open, title: "Night").text == "erin switched to Night")
+        #expect(Notice(actor: "alice", action: .end).text == "alice ended the activity for everyone")
+        #expect(Notice(actor: "bob", action: .mismatch, others: ["alice"], detail: "size 1 vs 2 bytes").text
+            == "bob has a different file than alice: size 1 vs 2 bytes")
+    }
+
+    @Test("media comparison names what differs, within tolerance")
+    func mediaDifferences() {
+        let mine = MediaInfo(duration: 5400, size: 100, hash: "aa")
+        #expect(mine.differences(from: MediaInfo(duration: 5400.6, size: 100, hash: "aa")).isEmpty)
+        #expect(mine.differences(from: MediaInfo(duration: 5000)) == ["duration 1:30:00 vs 1:23:20"])
+        #expect(mine.differences(from: MediaInfo(duration: 5400, size: 101)) == ["size 100 vs 101 bytes"])
+        #expect(mine.differences(from: MediaInfo(size: 100, hash: "bb")) == ["different content"])
+        #expect(mine.differences(from: MediaInfo()).isEmpty)  // a stream: nothing to compare but what is known
+    }
+
+    @Test("the media fingerprint is FNV-1a 64 and local paths are recognised")
+    func fingerprint() {
+        #expect(MediaFingerprint.digest([]) == "cbf29ce484222325")
+        #expect(MediaFingerprint.digest(Array("a".utf8)) == "af63dc4c8601ec8c")
+        #expect(MediaFingerprint.digest([1, 2, 3]) != MediaFingerprint.digest([1, 2, 4]))
+        #expect(MediaFingerprint.localPath(of: "/a/b.mkv") == "/a/b.mkv")
+        #expect(MediaFingerprint.localPath(of: "file:///a/my%20film.mkv") == "/a/my film.mkv")
+        #expect(MediaFingerprint.localPath(of: "https://host/b.mkv") == nil)
+        #expect(MediaFingerprint.localPath(of: "b.mkv") == "b.mkv")
     }
 }

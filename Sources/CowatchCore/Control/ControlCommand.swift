@@ -21,9 +21,35 @@ public enum ControlCommand: Sendable, Hashable {
     case getParticipants
     /// Stop following the room (the player stays where it is).
     case leave
-    /// Follow the room again after `leave`.
+    /// Follow the room again after `leave` (or after the activity ended).
     case join
+    /// End the activity for everyone in the room.
+    case end
+    /// Switch the activity to new media for everyone.
+    case open(OpenRequest)
+    /// Readiness (Syncplay's ready / not ready).
+    case setReady(Bool)
+    /// False: "don't wait for me".
+    case setWaitForMe(Bool)
     case quit
+
+    /// The arguments of `open`.
+    public struct OpenRequest: Sendable, Hashable {
+        public var url: String
+        public var title: String?
+        public var type: ActivityType?
+        public var fallbackURL: String?
+
+        public init(url: String, title: String? = nil, type: ActivityType? = nil, fallbackURL: String? = nil) {
+            self.url = url
+            self.title = title
+            self.type = type
+            self.fallbackURL = fallbackURL
+        }
+    }
+
+    /// The longest URL, title or fallback accepted by `open`.
+    public static let maxURLLength = 4096
 
     /// The slowest and fastest playback rates accepted (mpv's own limits).
     public static let speedRange: ClosedRange<Double> = 0.01...100
@@ -43,6 +69,10 @@ public enum ControlCommand: Sendable, Hashable {
         case .getParticipants: "get_participants"
         case .leave: "leave"
         case .join: "join"
+        case .end: "end"
+        case .open: "open"
+        case .setReady(let ready): ready ? "ready" : "unready"
+        case .setWaitForMe: "wait_for_me"
         case .quit: "quit"
         }
     }
@@ -50,7 +80,7 @@ public enum ControlCommand: Sendable, Hashable {
     /// Every command name the daemon accepts.
     public static let names = [
         "play", "pause", "toggle_pause", "seek", "speed", "get_status", "get_property", "get_participants", "leave",
-        "join", "quit",
+        "join", "end", "open", "ready", "unready", "wait_for_me", "quit",
     ]
 
     /// The command as the JSON array sent on the wire.
@@ -59,6 +89,12 @@ public enum ControlCommand: Sendable, Hashable {
         case .seek(let seconds, let mode): [.string(name), .number(seconds), .string(mode.rawValue)]
         case .speed(let rate): [.string(name), .number(rate)]
         case .getProperty(let property): [.string(name), .string(property)]
+        case .open(let request):
+            [
+                .string(name), .string(request.url), request.title.map(JSONValue.string) ?? .null,
+                request.type.map { .string($0.rawValue) } ?? .null, request.fallbackURL.map(JSONValue.string) ?? .null,
+            ]
+        case .setWaitForMe(let on): [.string(name), .bool(on)]
         default: [.string(name)]
         }
     }
@@ -95,6 +131,39 @@ public enum ControlCommand: Sendable, Hashable {
         case "quit": try expectCount(0...0); self = .quit
         case "leave": try expectCount(0...0); self = .leave
         case "join": try expectCount(0...0); self = .join
+        case "end": try expectCount(0...0); self = .end
+        case "ready": try expectCount(0...0); self = .setReady(true)
+        case "unready": try expectCount(0...0); self = .setReady(false)
+        case "wait_for_me":
+            try expectCount(1...1)
+            switch args[0] {
+            case .bool(let on): self = .setWaitForMe(on)
+            case .string("yes"), .string("on"), .string("true"): self = .setWaitForMe(true)
+            case .string("no"), .string("off"), .string("false"): self = .setWaitForMe(false)
+            default: throw CowatchError(.invalidArgument, "wait_for_me takes true or false")
+            }
+        case "open":
+            // ["open", URL, TITLE?, TYPE?, FALLBACK?]; null skips an optional one.
+            try expectCount(1...4)
+            func text(_ index: Int, _ what: String) throws(CowatchError) -> String? {
+                guard index < args.count, args[index] != .null else { return nil }
+                guard let value = args[index].stringValue, !value.isEmpty, value.utf8.count <= Self.maxURLLength,
+                    !value.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7f })
+                else {
+                    throw CowatchError(
+                        .invalidArgument, "\(what) must be a non-empty string of at most \(Self.maxURLLength) bytes without control characters")
+                }
+                return value
+            }
+            guard let url = try text(0, "the URL") else { throw CowatchError(.invalidArgument, "open needs a URL") }
+            var type: ActivityType?
+            if let raw = try text(2, "the type") {
+                guard let parsed = ActivityType(rawValue: raw) else {
+                    throw CowatchError(.invalidArgument, "the type must be watch or listen, not \"\(raw.prefix(40))\"")
+                }
+                type = parsed
+            }
+            self = .open(OpenRequest(url: url, title: try text(1, "the title"), type: type, fallbackURL: try text(3, "the fallback URL")))
         case "seek":
             try expectCount(1...2)
             let seconds = try Self.number(args[0], what: "seek target")

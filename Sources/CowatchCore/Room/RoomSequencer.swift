@@ -17,6 +17,19 @@ public struct RoomSequencer: Sendable {
         public var maxLead: Double = 2
         /// Seconds the group waits, after a seek while playing, for everyone to land. Default 2 s.
         public var seekReadyTimeout: Double = 2
+        /// Seconds the group waits for a stalled participant (buffering, a slow seek) or, under
+        /// `playWhenReady`, an unready one, before carrying on without it. Default 5 s.
+        public var waitTimeout: Double = 5
+        /// Seconds the group waits for everyone to load media switched to with `open`. Default 15 s.
+        public var openTimeout: Double = 15
+        /// Seconds a participant the group stopped waiting for is not waited for again: a viewer on
+        /// a link too slow for the media would otherwise pause everyone over and over. Default 30 s.
+        public var giveUpCooldown: Double = 30
+        /// Seconds into a hold before "waiting for …" is announced (stalls announce at once). Default 1 s.
+        public var announceDelay: Double = 1
+        /// Room policy "play when everyone is ready": a play waits (bounded by `waitTimeout`)
+        /// until every participant that is waited for says it is ready. Default false.
+        public var playWhenReady = false
         /// Seconds between participant-list broadcasts. Default 1 s.
         public var participantsInterval: Double = 1
         /// Token bucket per connection: burst and messages per second; beyond it, `flooding`.
@@ -42,19 +55,31 @@ public struct RoomSequencer: Sendable {
         var lastRefill: Double
         var drift: Double?
         var rtt: Double?
+        var status = ParticipantStatus()
+        /// Until then the group does not wait for this participant (it waited in vain before).
+        var givenUpUntil = -Double.infinity
     }
 
-    struct PendingResume {
+    /// The group holds (paused, `holding`) until everyone it waits for is there, or `deadline`.
+    struct Hold {
         var seq: Int
         var deadline: Double
-        var ready: Set<ConnectionID>
+        /// Who reported `ready` (landed on the held position) for `seq`.
+        var landed: Set<ConnectionID> = []
+        /// Under the play-when-ready policy, a play or open also waits for readiness.
+        var needsReadiness = false
+        /// When to say "waiting for …" if someone is still missing; nil once said.
+        var announceAt: Double?
     }
 
     struct Room {
         var timeline: GroupTimeline
+        var activity: Activity
         var members: [ConnectionID]
-        var pendingResume: PendingResume?
+        var hold: Hold?
         var nextParticipantsBroadcast: Double
+        /// The first media report for the current activity: everyone else's is compared with it.
+        var mediaReference: (name: String, info: MediaInfo)?
     }
 
     public let configuration: Configuration
@@ -63,6 +88,11 @@ public struct RoomSequencer: Sendable {
 
     public init(configuration: Configuration = .init()) {
         self.configuration = configuration
+    }
+
+    /// What every participant is told about the room's rules.
+    public var policy: RoomPolicy {
+        RoomPolicy(playWhenReady: configuration.playWhenReady, waitTimeout: configuration.waitTimeout)
     }
 
     // MARK: Connections
@@ -75,14 +105,14 @@ public struct RoomSequencer: Sendable {
         guard let connection = connections.removeValue(forKey: id) else { return [] }
         guard let roomName = connection.room, let name = connection.name, var room = rooms[roomName] else { return [] }
         room.members.removeAll { $0 == id }
-        room.pendingResume?.ready.remove(id)
+        room.hold?.landed.remove(id)
         if room.members.isEmpty {
             rooms[roomName] = nil
             return []
         }
         rooms[roomName] = room
         var outputs = broadcast(.notice(Notice(actor: name, action: .leave)), in: roomName)
-        outputs += resumeIfEveryoneReady(roomName, now: now)
+        outputs += resumeIfNobodyMissing(roomName, now: now)
         return outputs
     }
 
@@ -115,17 +145,20 @@ public struct RoomSequencer: Sendable {
             return join(id, hello, now: now)
         case .bye:
             return disconnected(id, now: now) + [.close(id)]
-        case .action, .ready, .report:
+        case .action, .ready, .report, .status, .media, .end:
             guard let roomName = connection.room, let name = connection.name else {
                 return refuse(id, CowatchError(.protocolViolation, "say hello first"), now: now)
             }
             switch message {
             case .action(let action): return apply(action, by: name, from: id, in: roomName, now: now)
-            case .ready(let seq): return ready(seq: seq, from: id, in: roomName, now: now)
+            case .ready(let seq): return landed(seq: seq, from: id, in: roomName, now: now)
             case .report(let drift, let rtt):
                 connections[id]?.drift = drift
                 connections[id]?.rtt = rtt
                 return []
+            case .status(let status): return statusChanged(status, of: id, named: name, in: roomName, now: now)
+            case .media(let activity, let info): return mediaReported(info, activity: activity, by: name, in: roomName)
+            case .end: return end(roomName, by: name)
             default: return []
             }
         }
@@ -136,7 +169,7 @@ public struct RoomSequencer: Sendable {
         [.send(id, .error(code: error.code.rawValue, message: error.message))] + disconnected(id, now: now) + [.close(id)]
     }
 
-    // MARK: Joining
+    // MARK: Joining and ending
 
     private mutating func join(_ id: ConnectionID, _ hello: ClientMessage.Hello, now: Double) -> [Output] {
         if connections[id]?.room != nil {
@@ -153,13 +186,14 @@ public struct RoomSequencer: Sendable {
                 .authFailed, "room secrets (\(scheme)) are not supported by this server yet"),
                 now: now)
         }
-        // A new room starts at the beginning, paused; unless the joiner was in this room before
-        // (the server restarted): then it carries on from where that participant's group was.
+        // A new room starts at the beginning, paused, with the joiner's media as its activity;
+        // unless the joiner was in this room before (the server restarted): then it carries on
+        // from where that participant's group was.
         let start = hello.resume.map {
             GroupTimeline(seq: 0, position: $0.position, reference: now, rate: $0.rate, playing: $0.playing)
         } ?? .initial(at: now)
         var room = rooms[hello.room] ?? Room(
-            timeline: start, members: [], pendingResume: nil,
+            timeline: start, activity: hello.activity ?? Activity(url: "unknown"), members: [], hold: nil,
             nextParticipantsBroadcast: now + configuration.participantsInterval)
         if room.members.contains(where: { connections[$0]?.name == hello.name }) {
             return refuse(id, CowatchError(
@@ -174,10 +208,25 @@ public struct RoomSequencer: Sendable {
         rooms[hello.room] = room
         connections[id]?.name = hello.name
         connections[id]?.room = hello.room
+        connections[id]?.status = hello.status
         // Joining never touches the timeline: the newcomer aligns to it, nobody else moves.
         let welcome = ServerMessage.welcome(.init(
-            name: hello.name, room: hello.room, timeline: room.timeline, participants: participants(in: hello.room)))
+            name: hello.name, room: hello.room, timeline: room.timeline, participants: participants(in: hello.room),
+            activity: room.activity, policy: policy))
         return [.send(id, welcome)] + broadcast(.notice(Notice(actor: hello.name, action: .join)), in: hello.room)
+    }
+
+    /// Ends the activity for everyone: all hear who ended it, then every connection is closed and
+    /// the room forgotten.
+    private mutating func end(_ roomName: String, by name: String) -> [Output] {
+        guard let room = rooms.removeValue(forKey: roomName) else { return [] }
+        var outputs: [Output] = []
+        for member in room.members {
+            connections[member] = nil
+            outputs.append(.send(member, .ended(by: name)))
+            outputs.append(.close(member))
+        }
+        return outputs
     }
 
     // MARK: Actions
@@ -194,7 +243,9 @@ public struct RoomSequencer: Sendable {
         let old = room.timeline
         let seq = old.seq + 1
         let at = now + lead(in: roomName)
-        room.pendingResume = nil
+        let previousHold = room.hold
+        room.hold = nil
+        var activity: Activity?
         let timeline: GroupTimeline
         let notice: Notice
         switch action.kind {
@@ -203,10 +254,21 @@ public struct RoomSequencer: Sendable {
             timeline = GroupTimeline(seq: seq, position: position, reference: now, rate: old.rate, playing: false)
             notice = Notice(actor: name, action: .pause, position: position)
         case .play:
-            // If a seek is holding the group, play starts from the held position.
+            // Pressing play says "I am ready", as in Syncplay.
+            connections[id]?.status.ready = true
+            // If a hold is on, play starts from the held position.
             let position = old.position(at: at)
-            timeline = GroupTimeline(seq: seq, position: position, reference: at, rate: old.rate, playing: true)
             notice = Notice(actor: name, action: .play, position: position)
+            let hold = Hold(
+                seq: seq, deadline: previousHold?.deadline ?? now + configuration.waitTimeout,
+                needsReadiness: configuration.playWhenReady, announceAt: now)
+            if !missing(in: room, hold: hold, now: now).isEmpty {
+                // Someone is stalled or not ready: hold at the position until they are, bounded.
+                timeline = GroupTimeline(seq: seq, position: position, reference: now, rate: old.rate, playing: false, holding: true)
+                room.hold = hold
+            } else {
+                timeline = GroupTimeline(seq: seq, position: position, reference: at, rate: old.rate, playing: true)
+            }
         case .seek:
             let target = action.position ?? 0
             let wasPlaying = old.playing || old.holding
@@ -214,7 +276,8 @@ public struct RoomSequencer: Sendable {
                 seq: seq, position: target, reference: now, rate: old.rate, playing: false, holding: wasPlaying)
             notice = Notice(actor: name, action: .seek, position: target, from: action.from ?? old.position(at: now), to: target)
             if wasPlaying {
-                room.pendingResume = PendingResume(seq: seq, deadline: now + configuration.seekReadyTimeout, ready: [])
+                room.hold = Hold(
+                    seq: seq, deadline: now + configuration.seekReadyTimeout, announceAt: now + configuration.announceDelay)
             }
         case .speed:
             let rate = action.rate ?? old.rate
@@ -223,53 +286,167 @@ public struct RoomSequencer: Sendable {
             } else {
                 timeline = GroupTimeline(
                     seq: seq, position: old.position, reference: now, rate: rate, playing: false, holding: old.holding)
-                if old.holding, let pending = rooms[roomName]?.pendingResume {
-                    room.pendingResume = PendingResume(seq: seq, deadline: pending.deadline, ready: [])
+                if old.holding, var hold = previousHold {
+                    hold.seq = seq
+                    hold.landed = []
+                    room.hold = hold
                 }
             }
             notice = Notice(actor: name, action: .speed, rate: rate)
+        case .open:
+            // New media for everyone: all load it, the group holds at its start until everyone
+            // has (bounded by openTimeout), then plays.
+            var opened = action.activity ?? room.activity
+            opened.id = room.activity.id + 1
+            opened.openedBy = name
+            activity = opened
+            room.activity = opened
+            room.mediaReference = nil
+            timeline = GroupTimeline(seq: seq, position: 0, reference: now, rate: old.rate, playing: false, holding: true)
+            room.hold = Hold(
+                seq: seq, deadline: now + configuration.openTimeout, needsReadiness: configuration.playWhenReady,
+                announceAt: now + configuration.announceDelay)
+            notice = Notice(actor: name, action: .open, title: opened.displayTitle)
         }
         room.timeline = timeline
         rooms[roomName] = room
-        return room.members.map { member in
-            .send(member, .applied(timeline: timeline, notice: notice, actionID: member == id ? action.id : nil))
+        var outputs: [Output] = room.members.map { member in
+            .send(member, .applied(timeline: timeline, notice: notice, actionID: member == id ? action.id : nil, activity: activity))
+        }
+        outputs += announceIfDue(roomName, now: now)
+        return outputs
+    }
+
+    // MARK: Holding for participants (bounded)
+
+    /// Who the group waits for: everyone, minus "don't wait for me" and those it recently gave up on.
+    private func waitedFor(in room: Room, now: Double) -> [ConnectionID] {
+        room.members.filter { id in
+            guard let connection = connections[id] else { return false }
+            return connection.status.waitForMe && now >= connection.givenUpUntil
         }
     }
 
-    private mutating func ready(seq: Int, from id: ConnectionID, in roomName: String, now: Double) -> [Output] {
-        guard var room = rooms[roomName], var pending = room.pendingResume, pending.seq == seq else { return [] }
-        pending.ready.insert(id)
-        room.pendingResume = pending
-        rooms[roomName] = room
-        return resumeIfEveryoneReady(roomName, now: now)
+    /// Waited-for participants a hold still misses, each with why.
+    private func missing(in room: Room, hold: Hold, now: Double) -> [(id: ConnectionID, why: String)] {
+        waitedFor(in: room, now: now).compactMap { id in
+            guard let connection = connections[id] else { return nil }
+            if let stall = connection.status.stall { return (id, stall.rawValue) }
+            if hold.needsReadiness && !connection.status.ready { return (id, "not ready") }
+            // A hold that is not the timeline's own (a play that did not need one) needs no landing.
+            if room.timeline.holding && room.timeline.seq == hold.seq && !hold.landed.contains(id) { return (id, "getting there") }
+            return nil
+        }
     }
 
-    private mutating func resumeIfEveryoneReady(_ roomName: String, now: Double) -> [Output] {
-        guard let room = rooms[roomName], let pending = room.pendingResume,
-            Set(room.members).isSubset(of: pending.ready)
-        else { return [] }
+    private mutating func landed(seq: Int, from id: ConnectionID, in roomName: String, now: Double) -> [Output] {
+        guard rooms[roomName]?.hold?.seq == seq else { return [] }
+        rooms[roomName]?.hold?.landed.insert(id)
+        return resumeIfNobodyMissing(roomName, now: now)
+    }
+
+    private mutating func statusChanged(
+        _ status: ParticipantStatus, of id: ConnectionID, named name: String, in roomName: String, now: Double
+    ) -> [Output] {
+        guard let old = connections[id]?.status, let room = rooms[roomName] else { return [] }
+        connections[id]?.status = status
+        var outputs: [Output] = []
+        if status.ready != old.ready {
+            outputs += broadcast(.notice(Notice(actor: name, action: status.ready ? .ready : .unready)), in: roomName)
+        }
+        let waited = waitedFor(in: room, now: now).contains(id)
+        if let stall = status.stall, old.stall == nil, waited, room.timeline.playing, room.hold == nil {
+            // A participant that cannot keep up while the group plays: hold everyone where the
+            // group is, say who we wait for, and give it `waitTimeout` to come back.
+            var held = room
+            let old = room.timeline
+            held.timeline = GroupTimeline(
+                seq: old.seq + 1, position: old.position(at: now), reference: now, rate: old.rate, playing: false,
+                holding: true)
+            held.hold = Hold(seq: held.timeline.seq, deadline: now + configuration.waitTimeout)
+            rooms[roomName] = held
+            let notice = Notice(actor: name, action: .waiting, others: [name], detail: stall.rawValue)
+            return outputs + broadcast(.applied(timeline: held.timeline, notice: notice, actionID: nil), in: roomName)
+        }
+        return outputs + resumeIfNobodyMissing(roomName, now: now)
+    }
+
+    private mutating func resumeIfNobodyMissing(_ roomName: String, now: Double) -> [Output] {
+        guard let room = rooms[roomName], let hold = room.hold, missing(in: room, hold: hold, now: now).isEmpty else {
+            return []
+        }
         return resume(roomName, now: now)
     }
 
-    /// Ends a seek's hold: everyone plays from the target at a scheduled instant.
+    /// Ends a hold: everyone plays from the held position at a scheduled instant.
     private mutating func resume(_ roomName: String, now: Double) -> [Output] {
-        guard var room = rooms[roomName], room.pendingResume != nil else { return [] }
+        guard var room = rooms[roomName], room.hold != nil else { return [] }
         let old = room.timeline
-        room.pendingResume = nil
+        room.hold = nil
         room.timeline = GroupTimeline(
             seq: old.seq + 1, position: old.position, reference: now + lead(in: roomName), rate: old.rate, playing: true)
         rooms[roomName] = room
         return broadcast(.applied(timeline: room.timeline, notice: nil, actionID: nil), in: roomName)
     }
 
+    /// Says "waiting for …" once per hold, when its announcement is due and someone is missing.
+    private mutating func announceIfDue(_ roomName: String, now: Double) -> [Output] {
+        guard let room = rooms[roomName], let hold = room.hold, let due = hold.announceAt, now >= due else { return [] }
+        rooms[roomName]?.hold?.announceAt = nil
+        let missing = missing(in: room, hold: hold, now: now)
+        guard let first = missing.first, let actor = connections[first.id]?.name else { return [] }
+        let names = missing.compactMap { connections[$0.id]?.name }
+        let reasons = Array(distinctInOrder(missing.map(\.why)))
+        return broadcast(.notice(Notice(actor: actor, action: .waiting, others: names, detail: reasons.joined(separator: ", "))), in: roomName)
+    }
+
+    /// The hold waited long enough: carry on without whoever is still missing; they catch up on
+    /// their own, and are not waited for again for `giveUpCooldown`.
+    private mutating func giveUp(_ roomName: String, now: Double) -> [Output] {
+        guard let room = rooms[roomName], let hold = room.hold else { return [] }
+        let missing = missing(in: room, hold: hold, now: now)
+        var outputs: [Output] = []
+        if let first = missing.first, let actor = connections[first.id]?.name {
+            for entry in missing { connections[entry.id]?.givenUpUntil = now + configuration.giveUpCooldown }
+            let names = missing.compactMap { connections[$0.id]?.name }
+            let reasons = Array(distinctInOrder(missing.map(\.why)))
+            outputs += broadcast(
+                .notice(Notice(actor: actor, action: .continued, others: names, detail: reasons.joined(separator: ", "))),
+                in: roomName)
+        }
+        return outputs + resume(roomName, now: now)
+    }
+
+    // MARK: Media
+
+    /// Compares a participant's media with the first report for the activity; a difference is
+    /// announced to everyone, naming who differs. Playback goes on either way.
+    private mutating func mediaReported(_ info: MediaInfo, activity: Int, by name: String, in roomName: String) -> [Output] {
+        guard let room = rooms[roomName], room.activity.id == activity else { return [] }
+        guard let reference = room.mediaReference else {
+            rooms[roomName]?.mediaReference = (name, info)
+            return []
+        }
+        guard reference.name != name else {
+            rooms[roomName]?.mediaReference = (name, info)
+            return []
+        }
+        let differences = info.differences(from: reference.info)
+        guard !differences.isEmpty else { return [] }
+        return broadcast(.notice(Notice(
+            actor: name, action: .mismatch, others: [reference.name], detail: differences.joined(separator: ", "))),
+            in: roomName)
+    }
+
     // MARK: Time
 
-    /// Runs deadlines: seek holds that waited long enough, and participant-list broadcasts.
+    /// Runs deadlines: holds that waited long enough, due announcements, participant lists.
     public mutating func tick(now: Double) -> [Output] {
         var outputs: [Output] = []
         for name in Array(rooms.keys) {
-            if let pending = rooms[name]?.pendingResume, now >= pending.deadline {
-                outputs += resume(name, now: now)
+            outputs += announceIfDue(name, now: now)
+            if let hold = rooms[name]?.hold, now >= hold.deadline {
+                outputs += giveUp(name, now: now)
             }
             if let due = rooms[name]?.nextParticipantsBroadcast, now >= due {
                 rooms[name]?.nextParticipantsBroadcast = now + configuration.participantsInterval
@@ -281,7 +458,9 @@ public struct RoomSequencer: Sendable {
 
     /// When `tick` must run next, if anything is scheduled.
     public func nextDeadline() -> Double? {
-        rooms.values.flatMap { room in [room.pendingResume?.deadline, room.nextParticipantsBroadcast].compactMap { $0 } }.min()
+        rooms.values.flatMap { room in
+            [room.hold?.deadline, room.hold?.announceAt, room.nextParticipantsBroadcast].compactMap { $0 }
+        }.min()
     }
 
     // MARK: Views
@@ -290,8 +469,10 @@ public struct RoomSequencer: Sendable {
         guard let room = rooms[roomName] else { return [] }
         return room.members.compactMap { id in
             guard let connection = connections[id], let name = connection.name else { return nil }
-            let ready = room.pendingResume?.ready.contains(id) == true
-            return ParticipantInfo(name: name, state: ready ? "ready" : "joined", drift: connection.drift, rtt: connection.rtt)
+            let landed = room.hold?.landed.contains(id) == true
+            return ParticipantInfo(
+                name: name, state: landed ? "ready" : "joined", drift: connection.drift, rtt: connection.rtt,
+                status: connection.status)
         }
     }
 
@@ -306,4 +487,13 @@ public struct RoomSequencer: Sendable {
 
     /// The current timeline of a room.
     public func timeline(of roomName: String) -> GroupTimeline? { rooms[roomName]?.timeline }
+
+    /// The current activity of a room.
+    public func activity(of roomName: String) -> Activity? { rooms[roomName]?.activity }
+}
+
+/// The distinct reasons, in first-seen order.
+private func distinctInOrder(_ reasons: [String]) -> [String] {
+    var seen: Set<String> = []
+    return reasons.filter { seen.insert($0).inserted }
 }

@@ -7,7 +7,7 @@
 /// The hello carries `protocol` (this file's `wireProtocolVersion`) and an `auth` object that is
 /// reserved for room secrets (`{"scheme": "none"}` today), so secrets and TLS can arrive later
 /// without a protocol break: a server that requires a scheme answers `auth-failed`.
-public let wireProtocolVersion = 1
+public let wireProtocolVersion = 2
 
 /// The longest line either side accepts.
 public let wireMaxLineBytes = 65_536
@@ -15,11 +15,25 @@ public let wireMaxLineBytes = 65_536
 /// What a participant can ask the group to do.
 public enum ActionKind: String, Sendable, Hashable, CaseIterable {
     case play, pause, seek, speed
+    /// Switch the activity to new media, for everyone.
+    case open
 }
 
 /// What a notice reports.
 public enum NoticeAction: String, Sendable, Hashable, CaseIterable {
     case play, pause, seek, speed, join, leave
+    /// Someone switched the activity to new media (`title`).
+    case open
+    /// Someone ended the activity for everyone.
+    case end
+    /// Readiness changed (Syncplay's ready / not ready).
+    case ready, unready
+    /// The group holds for `others` (`detail`: why, e.g. "buffering", "not ready").
+    case waiting
+    /// The group stopped waiting and carries on without `others`.
+    case continued
+    /// `actor` has a different file than `others` (`detail`: how it differs).
+    case mismatch
 }
 
 /// "Who did what", delivered with the timeline it produced (or alone for join and leave).
@@ -33,14 +47,26 @@ public struct Notice: Sendable, Hashable {
     public var to: Double?
     /// speed: the new rate.
     public var rate: Double?
+    /// waiting/continued: who the group waits for or left behind; mismatch: whose file differs.
+    public var others: [String]?
+    /// waiting: why; mismatch: how the files differ.
+    public var detail: String?
+    /// open: the new media's title (or URL).
+    public var title: String?
 
-    public init(actor: String, action: NoticeAction, position: Double? = nil, from: Double? = nil, to: Double? = nil, rate: Double? = nil) {
+    public init(
+        actor: String, action: NoticeAction, position: Double? = nil, from: Double? = nil, to: Double? = nil,
+        rate: Double? = nil, others: [String]? = nil, detail: String? = nil, title: String? = nil
+    ) {
         self.actor = actor
         self.action = action
         self.position = position
         self.from = from
         self.to = to
         self.rate = rate
+        self.others = others
+        self.detail = detail
+        self.title = title
     }
 
     /// The sentence shown to people: "bob paused at 0:42:10".
@@ -53,6 +79,25 @@ public struct Notice: Sendable, Hashable {
         case .speed: return "\(actor) set the speed to \(rate.map { Self.rateText($0) } ?? "?")×"
         case .join: return "\(actor) joined"
         case .leave: return "\(actor) left"
+        case .open: return "\(actor) switched to \(title ?? "new media")"
+        case .end: return "\(actor) ended the activity for everyone"
+        case .ready: return "\(actor) is ready"
+        case .unready: return "\(actor) is not ready"
+        case .waiting:
+            return "waiting for \(Self.list(others ?? [actor]))" + (detail.map { " (\($0))" } ?? "")
+        case .continued:
+            return "continuing without \(Self.list(others ?? [actor]))" + (detail.map { " (\($0))" } ?? "")
+        case .mismatch:
+            return "\(actor) has a different file" + (others.map { " than \(Self.list($0))" } ?? "")
+                + (detail.map { ": \($0)" } ?? "")
+        }
+    }
+
+    static func list(_ names: [String]) -> String {
+        switch names.count {
+        case 0: return "nobody"
+        case 1: return names[0]
+        default: return names.dropLast().joined(separator: ", ") + " and " + names[names.count - 1]
         }
     }
 
@@ -63,21 +108,131 @@ public struct Notice: Sendable, Hashable {
     }
 }
 
+/// What a shared activity is: the media everyone plays, and how to present it.
+public struct Activity: Sendable, Hashable {
+    /// 0 for the media the room was created with; each `open` adds one.
+    public var id: Int
+    /// The media URL or path, as the one who opened it gave it.
+    public var url: String
+    /// Shown to people; nil means "use the media's own title".
+    public var title: String?
+    public var type: ActivityType
+    /// Tried by participants who cannot open `url`.
+    public var fallbackURL: String?
+    /// Who opened it (nil for the room's first media).
+    public var openedBy: String?
+
+    public init(id: Int = 0, url: String, title: String? = nil, type: ActivityType = .watch, fallbackURL: String? = nil, openedBy: String? = nil) {
+        self.id = id
+        self.url = url
+        self.title = title
+        self.type = type
+        self.fallbackURL = fallbackURL
+        self.openedBy = openedBy
+    }
+
+    /// What people see: the title, or the last path component of the URL.
+    public var displayTitle: String {
+        if let title, !title.isEmpty { return title }
+        return url.split(separator: "/").last.map(String.init) ?? url
+    }
+}
+
+/// GroupActivities' two kinds of media activity.
+public enum ActivityType: String, Sendable, Hashable, CaseIterable {
+    case watch, listen
+}
+
+/// What a participant's copy of the media looks like, to spot different files.
+public struct MediaInfo: Sendable, Hashable {
+    /// Seconds, as the player reports it.
+    public var duration: Double?
+    /// Bytes (local files only).
+    public var size: Int?
+    /// A hex digest of the first megabytes (local files only); see `MediaFingerprint`.
+    public var hash: String?
+
+    public init(duration: Double? = nil, size: Int? = nil, hash: String? = nil) {
+        self.duration = duration
+        self.size = size
+        self.hash = hash
+    }
+
+    /// Seconds two durations may differ by and still be "the same film" (containers round differently).
+    public static let durationTolerance = 1.0
+
+    /// How `self` differs from `other`, in words; empty when nothing comparable differs.
+    public func differences(from other: MediaInfo) -> [String] {
+        var found: [String] = []
+        if let mine = duration, let theirs = other.duration, abs(mine - theirs) > Self.durationTolerance {
+            found.append("duration \(MediaTime.format(mine)) vs \(MediaTime.format(theirs))")
+        }
+        if let mine = size, let theirs = other.size, mine != theirs {
+            found.append("size \(mine) vs \(theirs) bytes")
+        } else if let mine = hash, let theirs = other.hash, mine != theirs {
+            found.append("different content")
+        }
+        return found
+    }
+}
+
+/// Why a participant cannot keep up right now.
+public enum StallReason: String, Sendable, Hashable, CaseIterable {
+    /// Opening the media (until its first frame is decoded).
+    case loading
+    /// mpv paused for cache: the network is slower than the media.
+    case buffering
+    /// A seek that is taking long.
+    case seeking
+}
+
+/// What a participant says about itself; sent in the hello and whenever it changes.
+public struct ParticipantStatus: Sendable, Hashable {
+    /// Set while the player cannot keep up.
+    public var stall: StallReason?
+    /// Syncplay-style readiness; with the room policy "play when everyone is ready", plays wait for it.
+    public var ready: Bool
+    /// False: "don't wait for me" — the group never holds for this participant.
+    public var waitForMe: Bool
+
+    public init(stall: StallReason? = nil, ready: Bool = false, waitForMe: Bool = true) {
+        self.stall = stall
+        self.ready = ready
+        self.waitForMe = waitForMe
+    }
+}
+
+/// How a room treats its participants; from the server's configuration.
+public struct RoomPolicy: Sendable, Hashable {
+    /// A play waits (bounded) until every participant is ready.
+    public var playWhenReady: Bool
+    /// Seconds the group waits for a stalled or unready participant before going on without it.
+    public var waitTimeout: Double
+
+    public init(playWhenReady: Bool = false, waitTimeout: Double = 5) {
+        self.playWhenReady = playWhenReady
+        self.waitTimeout = waitTimeout
+    }
+}
+
 /// What the server knows of one participant.
 public struct ParticipantInfo: Sendable, Hashable {
     public var name: String
-    /// `joined`, or `ready` when it has landed after the latest seek.
+    /// `joined`, or `ready` when it has landed on the group's held position.
     public var state: String
     /// Its last reported error against the timeline, seconds (positive = ahead).
     public var drift: Double?
     /// Its last reported round trip to the server, seconds.
     public var rtt: Double?
+    /// What it said about itself.
+    public var status: ParticipantStatus
 
-    public init(name: String, state: String, drift: Double? = nil, rtt: Double? = nil) {
+    public init(name: String, state: String, drift: Double? = nil, rtt: Double? = nil, status: ParticipantStatus = .init()) {
         self.name = name
         self.state = state
         self.drift = drift
         self.rtt = rtt
+        self.status = status
     }
 }
 
@@ -89,6 +244,12 @@ public enum ClientMessage: Sendable, Hashable {
     /// Landed on the held position of timeline `seq` and ready to resume.
     case ready(seq: Int)
     case report(drift: Double?, rtt: Double?)
+    /// This participant's stall, readiness and "wait for me", whenever one changes.
+    case status(ParticipantStatus)
+    /// What this participant's copy of activity `activity`'s media looks like, once loaded.
+    case media(activity: Int, MediaInfo)
+    /// End the activity for everyone.
+    case end
     case bye
 
     public struct Hello: Sendable, Hashable {
@@ -98,8 +259,9 @@ public enum ClientMessage: Sendable, Hashable {
         public var client: String
         /// Reserved for room secrets; `{"scheme": "none"}` today.
         public var auth: JSONValue
-        public var mediaTitle: String?
-        public var mediaDuration: Double?
+        /// The activity this participant came with; it becomes the room's when the room is new.
+        public var activity: Activity?
+        public var status: ParticipantStatus
         /// Where this participant's group was when its connection dropped: a server that has no
         /// such room (it restarted) starts the room from here instead of from the beginning.
         public var resume: Resume?
@@ -117,7 +279,7 @@ public enum ClientMessage: Sendable, Hashable {
 
         public init(
             protocolVersion: Int = wireProtocolVersion, room: String, name: String, client: String = "cowatchd",
-            auth: JSONValue = ["scheme": "none"], mediaTitle: String? = nil, mediaDuration: Double? = nil,
+            auth: JSONValue = ["scheme": "none"], activity: Activity? = nil, status: ParticipantStatus = .init(),
             resume: Resume? = nil
         ) {
             self.resume = resume
@@ -126,8 +288,8 @@ public enum ClientMessage: Sendable, Hashable {
             self.name = name
             self.client = client
             self.auth = auth
-            self.mediaTitle = mediaTitle
-            self.mediaDuration = mediaDuration
+            self.activity = activity
+            self.status = status
         }
     }
 
@@ -141,13 +303,19 @@ public enum ClientMessage: Sendable, Hashable {
         public var from: Double?
         /// speed: the new rate.
         public var rate: Double?
+        /// open: the new activity (its `id` and `openedBy` are the server's to set).
+        public var activity: Activity?
 
-        public init(id: Int, kind: ActionKind, position: Double? = nil, from: Double? = nil, rate: Double? = nil) {
+        public init(
+            id: Int, kind: ActionKind, position: Double? = nil, from: Double? = nil, rate: Double? = nil,
+            activity: Activity? = nil
+        ) {
             self.id = id
             self.kind = kind
             self.position = position
             self.from = from
             self.rate = rate
+            self.activity = activity
         }
     }
 }
@@ -158,10 +326,13 @@ public enum ServerMessage: Sendable, Hashable {
     case timeReply(id: Int, t1: Double, t2: Double, t3: Double)
     /// A new timeline. `notice` says who did what (nil for the silent resume after a seek);
     /// `actionID` echoes the originator's id so it can tell its own action.
-    case applied(timeline: GroupTimeline, notice: Notice?, actionID: Int?)
-    /// Join and leave.
+    /// `activity` is set when the action switched the media (`open`).
+    case applied(timeline: GroupTimeline, notice: Notice?, actionID: Int?, activity: Activity? = nil)
+    /// Notices that change no timeline: join, leave, ready, waiting, mismatch, ….
     case notice(Notice)
     case participants([ParticipantInfo])
+    /// `by` ended the activity; the server closes every connection of the room after this.
+    case ended(by: String)
     case error(code: String, message: String)
 
     public struct Welcome: Sendable, Hashable {
@@ -170,13 +341,20 @@ public enum ServerMessage: Sendable, Hashable {
         public var room: String
         public var timeline: GroupTimeline
         public var participants: [ParticipantInfo]
+        public var activity: Activity
+        public var policy: RoomPolicy
 
-        public init(protocolVersion: Int = wireProtocolVersion, name: String, room: String, timeline: GroupTimeline, participants: [ParticipantInfo]) {
+        public init(
+            protocolVersion: Int = wireProtocolVersion, name: String, room: String, timeline: GroupTimeline,
+            participants: [ParticipantInfo], activity: Activity, policy: RoomPolicy = .init()
+        ) {
             self.protocolVersion = protocolVersion
             self.name = name
             self.room = room
             self.timeline = timeline
             self.participants = participants
+            self.activity = activity
+            self.policy = policy
         }
     }
 }
@@ -190,9 +368,9 @@ extension ClientMessage {
             var object: [String: JSONValue] = [
                 "type": "hello", "protocol": .number(Double(hello.protocolVersion)), "room": .string(hello.room),
                 "name": .string(hello.name), "client": .string(hello.client), "auth": hello.auth,
+                "status": hello.status.json,
             ]
-            if let title = hello.mediaTitle { object["media_title"] = .string(title) }
-            if let duration = hello.mediaDuration { object["media_duration"] = .finite(duration) }
+            if let activity = hello.activity { object["activity"] = activity.json }
             if let resume = hello.resume {
                 object["resume"] = [
                     "position": .number(resume.position), "playing": .bool(resume.playing), "rate": .number(resume.rate),
@@ -208,6 +386,7 @@ extension ClientMessage {
             if let position = action.position { object["position"] = .number(position) }
             if let from = action.from { object["from"] = .number(from) }
             if let rate = action.rate { object["rate"] = .number(rate) }
+            if let activity = action.activity { object["activity"] = activity.json }
             return .object(object)
         case .ready(let seq):
             return ["type": "ready", "seq": .number(Double(seq))]
@@ -216,6 +395,12 @@ extension ClientMessage {
             if let drift { object["drift"] = .number(drift) }
             if let rtt { object["rtt"] = .number(rtt) }
             return .object(object)
+        case .status(let status):
+            return ["type": "status", "status": status.json]
+        case .media(let activity, let info):
+            return ["type": "media", "activity": .number(Double(activity)), "media": info.json]
+        case .end:
+            return ["type": "end"]
         case .bye:
             return ["type": "bye"]
         }
@@ -237,16 +422,16 @@ extension ClientMessage {
                 throw WireReader.violation("auth must be a small object")
             }
             var resume: Hello.Resume?
-            if let raw = reader.raw("resume") {
-                let fields = try WireReader(object: raw)
+            if let fields = try reader.optionalObject("resume") {
                 resume = Hello.Resume(
                     position: try fields.number("position", range: 0...1e7), playing: try fields.bool("playing"),
                     rate: try fields.number("rate", range: ControlCommand.speedRange))
             }
             return .hello(Hello(
                 protocolVersion: version, room: room, name: name, client: client, auth: auth,
-                mediaTitle: try reader.optionalString("media_title", maxLength: 512),
-                mediaDuration: try reader.optionalNumber("media_duration", range: 0...1e7), resume: resume))
+                activity: try reader.optionalObject("activity").map { reader throws(CowatchError) in try Activity(wire: reader) },
+                status: try reader.optionalObject("status").map { reader throws(CowatchError) in try ParticipantStatus(wire: reader) } ?? .init(),
+                resume: resume))
         case "time_request":
             return .timeRequest(id: try reader.integer("id"), t1: try reader.number("t1", range: -1e12...1e12))
         case "action":
@@ -255,12 +440,15 @@ extension ClientMessage {
                 id: try reader.integer("id"), kind: kind,
                 position: try reader.optionalNumber("position", range: 0...1e7),
                 from: try reader.optionalNumber("from", range: 0...1e7),
-                rate: try reader.optionalNumber("rate", range: ControlCommand.speedRange))
+                rate: try reader.optionalNumber("rate", range: ControlCommand.speedRange),
+                activity: try reader.optionalObject("activity").map { reader throws(CowatchError) in try Activity(wire: reader) })
             switch kind {
             case .pause, .seek:
                 guard action.position != nil else { throw WireReader.violation("\(kind.rawValue) needs a position") }
             case .speed:
                 guard action.rate != nil else { throw WireReader.violation("speed needs a rate") }
+            case .open:
+                guard action.activity != nil else { throw WireReader.violation("open needs an activity") }
             case .play:
                 break
             }
@@ -271,6 +459,14 @@ extension ClientMessage {
             return .report(
                 drift: try reader.optionalNumber("drift", range: -1e7...1e7),
                 rtt: try reader.optionalNumber("rtt", range: 0...3600))
+        case "status":
+            guard let fields = try reader.optionalObject("status") else { throw WireReader.violation("status needs a status") }
+            return .status(try ParticipantStatus(wire: fields))
+        case "media":
+            guard let fields = try reader.optionalObject("media") else { throw WireReader.violation("media needs a media object") }
+            return .media(activity: try reader.integer("activity"), try MediaInfo(wire: fields))
+        case "end":
+            return .end
         case "bye":
             return .bye
         case let other:
@@ -298,6 +494,71 @@ extension GroupTimeline {
     }
 }
 
+extension Activity {
+    var json: JSONValue {
+        var object: [String: JSONValue] = ["id": .number(Double(id)), "url": .string(url), "type": .string(type.rawValue)]
+        if let title { object["title"] = .string(title) }
+        if let fallbackURL { object["fallback_url"] = .string(fallbackURL) }
+        if let openedBy { object["opened_by"] = .string(openedBy) }
+        return .object(object)
+    }
+
+    init(wire reader: WireReader) throws(CowatchError) {
+        self.init(
+            id: try reader.optionalInteger("id") ?? 0, url: try reader.url("url"),
+            title: try reader.optionalString("title", maxLength: 512),
+            type: try reader.raw("type") == nil ? .watch : reader.enumeration("type", ActivityType.self),
+            fallbackURL: try reader.optionalURL("fallback_url"),
+            openedBy: try reader.raw("opened_by") == nil ? nil : reader.name("opened_by", maxLength: ParticipantName.maxLength))
+    }
+}
+
+extension MediaInfo {
+    var json: JSONValue {
+        var object: [String: JSONValue] = [:]
+        if let duration { object["duration"] = .number(duration) }
+        if let size { object["size"] = .number(Double(size)) }
+        if let hash { object["hash"] = .string(hash) }
+        return .object(object)
+    }
+
+    init(wire reader: WireReader) throws(CowatchError) {
+        let hash = try reader.optionalString("hash", maxLength: 128)
+        if let hash, !hash.utf8.allSatisfy({ (0x30...0x39).contains($0) || (0x61...0x66).contains($0) }) {
+            throw WireReader.violation("\"hash\" must be lowercase hex")
+        }
+        self.init(
+            duration: try reader.optionalNumber("duration", range: 0...1e7), size: try reader.optionalInteger("size"),
+            hash: hash)
+    }
+}
+
+extension ParticipantStatus {
+    var json: JSONValue {
+        var object: [String: JSONValue] = ["ready": .bool(ready), "wait_for_me": .bool(waitForMe)]
+        if let stall { object["stall"] = .string(stall.rawValue) }
+        return .object(object)
+    }
+
+    init(wire reader: WireReader) throws(CowatchError) {
+        self.init(
+            stall: try reader.raw("stall") == nil ? nil : reader.enumeration("stall", StallReason.self),
+            ready: try reader.optionalBool("ready") ?? false, waitForMe: try reader.optionalBool("wait_for_me") ?? true)
+    }
+}
+
+extension RoomPolicy {
+    var json: JSONValue {
+        ["play_when_ready": .bool(playWhenReady), "wait_timeout": .number(waitTimeout)]
+    }
+
+    init(wire reader: WireReader) throws(CowatchError) {
+        self.init(
+            playWhenReady: try reader.optionalBool("play_when_ready") ?? false,
+            waitTimeout: try reader.optionalNumber("wait_timeout", range: 0...3600) ?? 5)
+    }
+}
+
 extension Notice {
     var json: JSONValue {
         var object: [String: JSONValue] = ["actor": .string(actor), "action": .string(action.rawValue)]
@@ -305,6 +566,9 @@ extension Notice {
         if let from { object["from"] = .number(from) }
         if let to { object["to"] = .number(to) }
         if let rate { object["rate"] = .number(rate) }
+        if let others { object["others"] = .array(others.map(JSONValue.string)) }
+        if let detail { object["detail"] = .string(detail) }
+        if let title { object["title"] = .string(title) }
         return .object(object)
     }
 
@@ -316,13 +580,15 @@ extension Notice {
             action: try reader.enumeration("action", NoticeAction.self),
             position: try reader.optionalNumber("position", range: 0...1e7),
             from: try reader.optionalNumber("from", range: 0...1e7), to: try reader.optionalNumber("to", range: 0...1e7),
-            rate: try reader.optionalNumber("rate", range: ControlCommand.speedRange))
+            rate: try reader.optionalNumber("rate", range: ControlCommand.speedRange),
+            others: try reader.optionalNames("others"), detail: try reader.optionalString("detail", maxLength: 512),
+            title: try reader.optionalString("title", maxLength: 4096))
     }
 }
 
 extension ParticipantInfo {
     var json: JSONValue {
-        var object: [String: JSONValue] = ["name": .string(name), "state": .string(state)]
+        var object: [String: JSONValue] = ["name": .string(name), "state": .string(state), "status": status.json]
         if let drift { object["drift"] = .number(drift) }
         if let rtt { object["rtt"] = .number(rtt) }
         return .object(object)
@@ -334,7 +600,8 @@ extension ParticipantInfo {
             name: try reader.name("name", maxLength: ParticipantName.maxLength),
             state: try reader.optionalString("state", maxLength: 32) ?? "joined",
             drift: try reader.optionalNumber("drift", range: -1e7...1e7),
-            rtt: try reader.optionalNumber("rtt", range: 0...3600))
+            rtt: try reader.optionalNumber("rtt", range: 0...3600),
+            status: try reader.optionalObject("status").map { reader throws(CowatchError) in try ParticipantStatus(wire: reader) } ?? .init())
     }
 }
 
@@ -345,19 +612,23 @@ extension ServerMessage {
             return [
                 "type": "welcome", "protocol": .number(Double(welcome.protocolVersion)), "name": .string(welcome.name),
                 "room": .string(welcome.room), "timeline": welcome.timeline.json,
-                "participants": .array(welcome.participants.map(\.json)),
+                "participants": .array(welcome.participants.map(\.json)), "activity": welcome.activity.json,
+                "policy": welcome.policy.json,
             ]
         case .timeReply(let id, let t1, let t2, let t3):
             return ["type": "time_reply", "id": .number(Double(id)), "t1": .number(t1), "t2": .number(t2), "t3": .number(t3)]
-        case .applied(let timeline, let notice, let actionID):
+        case .applied(let timeline, let notice, let actionID, let activity):
             var object: [String: JSONValue] = ["type": "applied", "timeline": timeline.json]
             if let notice { object["notice"] = notice.json }
             if let actionID { object["action_id"] = .number(Double(actionID)) }
+            if let activity { object["activity"] = activity.json }
             return .object(object)
         case .notice(let notice):
             return ["type": "notice", "notice": notice.json]
         case .participants(let list):
             return ["type": "participants", "participants": .array(list.map(\.json))]
+        case .ended(let by):
+            return ["type": "ended", "by": .string(by)]
         case .error(let code, let message):
             return ["type": "error", "code": .string(code), "message": .string(message)]
         }
@@ -369,16 +640,13 @@ extension ServerMessage {
         let reader = try WireReader(line: line)
         switch try reader.type() {
         case "welcome":
-            guard let list = reader.raw("participants")?.arrayValue, list.count <= 1024 else {
-                throw WireReader.violation("welcome needs a participants array")
-            }
-            var participants: [ParticipantInfo] = []
-            for entry in list { participants.append(try ParticipantInfo(wire: entry)) }
+            guard let activity = try reader.optionalObject("activity") else { throw WireReader.violation("welcome needs an activity") }
             return .welcome(Welcome(
                 protocolVersion: try reader.integer("protocol"),
                 name: try reader.name("name", maxLength: ParticipantName.maxLength),
                 room: try reader.name("room", maxLength: 64), timeline: try GroupTimeline(wire: reader.raw("timeline")),
-                participants: participants))
+                participants: try participants(reader), activity: try Activity(wire: activity),
+                policy: try reader.optionalObject("policy").map { reader throws(CowatchError) in try RoomPolicy(wire: reader) } ?? .init()))
         case "time_reply":
             let range = -1e12...1e12
             return .timeReply(
@@ -388,16 +656,14 @@ extension ServerMessage {
             let notice: Notice? = reader.raw("notice") == nil ? nil : try Notice(wire: reader.raw("notice"))
             return .applied(
                 timeline: try GroupTimeline(wire: reader.raw("timeline")), notice: notice,
-                actionID: try reader.optionalInteger("action_id"))
+                actionID: try reader.optionalInteger("action_id"),
+                activity: try reader.optionalObject("activity").map { reader throws(CowatchError) in try Activity(wire: reader) })
         case "notice":
             return .notice(try Notice(wire: reader.raw("notice")))
         case "participants":
-            guard let list = reader.raw("participants")?.arrayValue, list.count <= 1024 else {
-                throw WireReader.violation("participants needs an array")
-            }
-            var participants: [ParticipantInfo] = []
-            for entry in list { participants.append(try ParticipantInfo(wire: entry)) }
-            return .participants(participants)
+            return .participants(try participants(reader))
+        case "ended":
+            return .ended(by: try reader.name("by", maxLength: ParticipantName.maxLength))
         case "error":
             return .error(
                 code: try reader.optionalString("code", maxLength: 64) ?? "unknown",
@@ -406,94 +672,13 @@ extension ServerMessage {
             throw WireReader.violation("unknown server message type \"\(other.prefix(32))\"")
         }
     }
-}
 
-// MARK: - Validation
-
-/// Reads fields of one wire object with validation; every failure is a `protocol-violation`.
-struct WireReader {
-    private let object: [String: JSONValue]
-
-    init<Bytes: Collection<UInt8>>(line: Bytes) throws(CowatchError) {
-        guard line.count <= wireMaxLineBytes else { throw Self.violation("line longer than \(wireMaxLineBytes) bytes") }
-        let value: JSONValue
-        do {
-            value = try JSONValue.parse(line)
-        } catch {
-            throw Self.violation("not JSON")
+    private static func participants(_ reader: WireReader) throws(CowatchError) -> [ParticipantInfo] {
+        guard let list = reader.raw("participants")?.arrayValue, list.count <= 1024 else {
+            throw WireReader.violation("participants needs an array")
         }
-        try self.init(object: value)
-    }
-
-    init(object value: JSONValue) throws(CowatchError) {
-        guard let object = value.objectValue else { throw Self.violation("expected a JSON object") }
-        self.object = object
-    }
-
-    static func violation(_ message: String) -> CowatchError {
-        CowatchError(.protocolViolation, message)
-    }
-
-    func raw(_ key: String) -> JSONValue? {
-        let value = object[key]
-        return value == .null ? nil : value
-    }
-
-    func type() throws(CowatchError) -> String {
-        guard let type = object["type"]?.stringValue, type.utf8.count <= 32 else { throw Self.violation("missing \"type\"") }
-        return type
-    }
-
-    func number(_ key: String, range: ClosedRange<Double>) throws(CowatchError) -> Double {
-        guard let value = try optionalNumber(key, range: range) else { throw Self.violation("missing number \"\(key)\"") }
-        return value
-    }
-
-    func optionalNumber(_ key: String, range: ClosedRange<Double>) throws(CowatchError) -> Double? {
-        guard let raw = raw(key) else { return nil }
-        guard let value = raw.numberValue, value.isFinite, range.contains(value) else {
-            throw Self.violation("\"\(key)\" must be a finite number in \(range.lowerBound)...\(range.upperBound)")
-        }
-        return value
-    }
-
-    func integer(_ key: String) throws(CowatchError) -> Int {
-        guard let value = try optionalInteger(key) else { throw Self.violation("missing integer \"\(key)\"") }
-        return value
-    }
-
-    func optionalInteger(_ key: String) throws(CowatchError) -> Int? {
-        guard let value = try optionalNumber(key, range: 0...9.0e15) else { return nil }
-        guard value.rounded() == value else { throw Self.violation("\"\(key)\" must be a whole number") }
-        return Int(value)
-    }
-
-    func bool(_ key: String) throws(CowatchError) -> Bool {
-        guard let value = object[key]?.boolValue else { throw Self.violation("\"\(key)\" must be true or false") }
-        return value
-    }
-
-    func optionalString(_ key: String, maxLength: Int) throws(CowatchError) -> String? {
-        guard let raw = raw(key) else { return nil }
-        guard let value = raw.stringValue, value.utf8.count <= maxLength else {
-            throw Self.violation("\"\(key)\" must be a string of at most \(maxLength) bytes")
-        }
-        return value
-    }
-
-    func name(_ key: String, maxLength: Int) throws(CowatchError) -> String {
-        guard let value = try optionalString(key, maxLength: maxLength), (try? ParticipantName.validate(value)) != nil
-            || (maxLength > ParticipantName.maxLength && RoomName.isValid(value))
-        else {
-            throw Self.violation("\"\(key)\" must be 1–\(maxLength) letters, digits, '.', '_' or '-'")
-        }
-        return value
-    }
-
-    func enumeration<E: RawRepresentable<String>>(_ key: String, _ type: E.Type) throws(CowatchError) -> E {
-        guard let text = object[key]?.stringValue, let value = E(rawValue: text) else {
-            throw Self.violation("\"\(key)\" has an unknown value")
-        }
-        return value
+        var participants: [ParticipantInfo] = []
+        for entry in list { participants.append(try ParticipantInfo(wire: entry)) }
+        return participants
     }
 }

@@ -44,13 +44,16 @@ public struct RoomCoordinator: Sendable {
         public var speed: Double
         /// A seek is in flight (issued, not yet landed).
         public var seeking: Bool
+        /// The player cannot follow now (loading media, or paused for cache): leave it alone.
+        public var stalled: Bool
 
-        public init(position: Double, at: Double, paused: Bool, speed: Double, seeking: Bool) {
+        public init(position: Double, at: Double, paused: Bool, speed: Double, seeking: Bool, stalled: Bool = false) {
             self.position = position
             self.at = at
             self.paused = paused
             self.speed = speed
             self.seeking = seeking
+            self.stalled = stalled
         }
     }
 
@@ -70,6 +73,10 @@ public struct RoomCoordinator: Sendable {
         /// We are in the room.
         case joined(ServerMessage.Welcome)
         case participants([ParticipantInfo])
+        /// The room's activity is (now) this: load its media if it is not what the player has.
+        case activity(Activity)
+        /// Someone ended the activity for everyone; the server closes the connection next.
+        case ended(by: String)
         /// The server refused or failed; the session is over.
         case failed(CowatchError)
     }
@@ -83,6 +90,12 @@ public struct RoomCoordinator: Sendable {
     public private(set) var participants: [ParticipantInfo] = []
     /// The last measured error against the timeline (positive: ahead), seconds.
     public private(set) var lastError: Double?
+    /// The activity: what we came with, then what the room says.
+    public private(set) var activity: Activity
+    /// The room's rules, from the welcome.
+    public private(set) var policy = RoomPolicy()
+    /// What we say about ourselves (stall, readiness, "wait for me").
+    public private(set) var status: ParticipantStatus
 
     private var outstandingProbes: [Int: Double] = [:]
     private var nextProbeID = 0
@@ -93,9 +106,14 @@ public struct RoomCoordinator: Sendable {
     private var readySentSeq: Int?
     private var lastReportAt: Double = -.infinity
 
-    public init(name: String, room: String, configuration: Configuration = .init()) {
+    public init(
+        name: String, room: String, activity: Activity, status: ParticipantStatus = .init(),
+        configuration: Configuration = .init()
+    ) {
         self.name = name
         self.room = room
+        self.activity = activity
+        self.status = status
         self.configuration = configuration
         self.estimator = ReferenceClockEstimator(configuration: configuration.clock)
         self.drift = DriftController(configuration: configuration.drift)
@@ -104,7 +122,7 @@ public struct RoomCoordinator: Sendable {
     public var isJoined: Bool { timelines != nil }
 
     /// Connection is up: say hello and start the clock burst.
-    public mutating func connected(now: Double, mediaTitle: String?, mediaDuration: Double?) -> [Action] {
+    public mutating func connected(now: Double) -> [Action] {
         // If we were in the room before, say where the group was, in case the server lost it.
         var resume: ClientMessage.Hello.Resume?
         if let timelines, let reference = referenceTime(atLocal: now) {
@@ -116,7 +134,7 @@ public struct RoomCoordinator: Sendable {
         outstandingProbes = [:]
         lastProbeSent = nil
         var actions: [Action] = [
-            .send(.hello(.init(room: room, name: name, mediaTitle: mediaTitle, mediaDuration: mediaDuration, resume: resume)))
+            .send(.hello(.init(room: room, name: name, activity: activity, status: status, resume: resume)))
         ]
         actions += probeIfDue(now: now)
         return actions
@@ -133,11 +151,17 @@ public struct RoomCoordinator: Sendable {
         case .welcome(let welcome):
             timelines = TimelinePair(welcome.timeline)
             participants = welcome.participants
+            activity = welcome.activity
+            policy = welcome.policy
             snappedSeq = nil
             readySentSeq = nil
-            return [.joined(welcome), .participants(welcome.participants)]
-        case .applied(let timeline, let notice, let actionID):
+            return [.joined(welcome), .participants(welcome.participants), .activity(welcome.activity)]
+        case .applied(let timeline, let notice, let actionID, let newActivity):
             var actions: [Action] = []
+            if let newActivity, newActivity.id != activity.id {
+                activity = newActivity
+                actions.append(.activity(newActivity))
+            }
             if var pair = timelines {
                 let reference = estimator.estimate(atLocal: now)?.reference(atLocal: now) ?? timeline.reference
                 if pair.advance(to: timeline, at: reference) { timelines = pair }
@@ -158,6 +182,8 @@ public struct RoomCoordinator: Sendable {
         case .participants(let list):
             participants = list
             return [.participants(list)]
+        case .ended(let by):
+            return [.ended(by: by)]
         case .error(let code, let message):
             return [.failed(CowatchError(CowatchError.Code(rawValue: code), message))]
         }
@@ -169,14 +195,39 @@ public struct RoomCoordinator: Sendable {
     /// position now (for pause: the frame it stopped on); returns the message to send and the id
     /// the server will echo.
     public mutating func request(
-        _ kind: ActionKind, position: Double?, from: Double? = nil, rate: Double? = nil, now: Double
+        _ kind: ActionKind, position: Double?, from: Double? = nil, rate: Double? = nil, activity: Activity? = nil,
+        now: Double
     ) -> (id: Int, actions: [Action]) {
         nextActionID += 1
         let id = nextActionID
         pendingActions[id] = now
+        // The server counts a play as "I am ready" (as Syncplay does); agree, without a message.
+        if kind == .play { status.ready = true }
         let request = ClientMessage.ActionRequest(
-            id: id, kind: kind, position: position.map { max(0, $0) }, from: from.map { max(0, $0) }, rate: rate)
+            id: id, kind: kind, position: position.map { max(0, $0) }, from: from.map { max(0, $0) }, rate: rate,
+            activity: activity)
         return (id, [.send(.action(request))])
+    }
+
+    /// Our stall, readiness or "wait for me" changed: remember it (for the next hello) and tell
+    /// the room if we are in it.
+    public mutating func setStatus(_ new: ParticipantStatus) -> [Action] {
+        guard new != status else { return [] }
+        status = new
+        return isJoined ? [.send(.status(new))] : []
+    }
+
+    /// The player has loaded the current activity's media: tell the room what our copy looks like.
+    public func mediaLoaded(_ info: MediaInfo) -> [Action] {
+        isJoined ? [.send(.media(activity: activity.id, info))] : []
+    }
+
+    /// After leaving or an end: forget the room, keep the activity and status for a later join.
+    public mutating func reset() {
+        timelines = nil
+        participants = []
+        pendingActions = [:]
+        lastError = nil
     }
 
     /// True while one of our actions awaits the server: the player shows the user's intent, and
@@ -217,7 +268,7 @@ public struct RoomCoordinator: Sendable {
         let ruling = timelines.ruling(at: reference)
         let expected = timelines.expected(at: reference)
 
-        if !sample.seeking && !hasPendingAction(now: now) {
+        if !sample.seeking && !sample.stalled && !hasPendingAction(now: now) {
             actions += reconcile(sample: sample, ruling: ruling, expected: expected, now: now)
         }
         if now - lastReportAt >= configuration.reportInterval {

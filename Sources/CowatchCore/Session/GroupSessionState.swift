@@ -1,0 +1,59 @@
+/// Why a session is over, as in GroupActivities' `GroupSession.State.invalidated(reason:)`.
+///
+/// `code` is stable (the `reason` of `get_status` and of `session` events).
+public enum SessionEndReason: Sendable, Hashable {
+    /// This participant left (`cowatch leave`); the others carry on.
+    case left
+    /// A participant ended the activity for everyone (`cowatch end`).
+    case endedBy(String)
+    /// The server put this participant out (the code says why: `flooding`, `protocol-violation`, …).
+    case removed(CowatchError.Code)
+    /// The connection to the room server was lost; the daemon reconnects by itself.
+    case serverGone
+    /// The server refused the hello for good: `auth-failed`, `name-taken`, `room-full`, `unsupported-version`.
+    case refused(CowatchError.Code)
+
+    /// The stable reason code.
+    public var code: String {
+        switch self {
+        case .left: "left"
+        case .endedBy: "ended-by"
+        case .removed: "removed"
+        case .serverGone: "server-gone"
+        case .refused(let code): code.rawValue
+        }
+    }
+
+    /// Who ended it, or why the server removed us.
+    public var detail: String? {
+        switch self {
+        case .endedBy(let name): name
+        case .removed(let code): code.rawValue
+        default: nil
+        }
+    }
+
+    /// Refusals that retrying cannot fix: the daemon stops with the server's message.
+    public static let fatalCodes: Set<CowatchError.Code> = [.nameTaken, .unsupportedVersion, .authFailed, .roomFull]
+}
+
+/// A daemon's session in its room: `waiting` → `joined` → `invalidated(reason)`.
+public enum SessionState: Sendable, Hashable {
+    /// Connecting, or connected and not yet welcomed.
+    case waiting
+    case joined
+    case invalidated(SessionEndReason)
+
+    /// `waiting`, `joined` or `invalidated`.
+    public var name: String {
+        switch self {
+        case .waiting: "waiting"
+        case .joined: "joined"
+        case .invalidated: "invalidated"
+        }
+    }
+
+    public var reason: SessionEndReason? {
+        if case .invalidated(let reason) = self { reason } else { nil }
+    }
+}

@@ -1,0 +1,221 @@
+import CowatchClient
+import CowatchCore
+import CowatchMpv
+import Foundation
+
+/// The player side of the room session: reading it, commanding it, telling our own changes from
+/// the user's, noticing stalls, and switching media when the activity changes.
+extension RoomSession {
+    // MARK: Reading
+
+    /// Reads the player: audio-pts while playing with audio, the frame clock while playing without,
+    /// the shown frame (time-pos) while paused.
+    func sample() -> RoomCoordinator.PlayerSample? {
+        guard let paused = try? player.getFlag("pause"), let speed = try? player.getDouble("speed") else { return nil }
+        let stalled = loading != nil || buffering
+        let before = monotonicNow()
+        var position: Double?
+        if !paused && !seeking && !stalled {
+            position = hasAudio ? try? player.getDouble("audio-pts") : frameClock.position(at: before)
+        }
+        if position == nil { position = try? player.getDouble("time-pos") }
+        let after = monotonicNow()
+        guard let position else { return nil }
+        return .init(
+            position: position, at: (before + after) / 2, paused: paused, speed: speed, seeking: seeking, stalled: stalled)
+    }
+
+    /// Which fine clock this media offers.
+    func probeTracks() {
+        hasAudio = (try? player.getNode("current-tracks/audio")).map { $0 != .none } ?? false
+        frameClock.reset()
+    }
+
+    // MARK: Stalls
+
+    /// Why this player cannot keep up right now, if it cannot.
+    func currentStall(now: Double) -> StallReason? {
+        if loading != nil { return .loading }
+        if buffering { return .buffering }
+        if seeking, let started = seekStartedAt, now - started > Self.slowSeek { return .seeking }
+        return nil
+    }
+
+    /// Tells the room when our stall changes.
+    func updateStatus(now: Double) {
+        var status = coordinator.status
+        status.stall = currentStall(now: now)
+        perform(coordinator.setStatus(status))
+    }
+
+    // MARK: Commanding
+
+    func apply(_ command: RoomCoordinator.PlayerCommand) {
+        let now = monotonicNow()
+        do {
+            switch command {
+            case .setPaused(let paused):
+                // Only a real change produces an mpv event to recognise as ours later.
+                guard (try? player.getFlag("pause")) != paused else { return }
+                recentPaused.append((paused, now))
+                try player.setFlag("pause", paused)
+                frameClock.reset()
+            case .setSpeed(let speed):
+                recentSpeeds.append((speed, now))
+                try player.setDouble("speed", speed)
+            case .seek(let target):
+                ourSeeks.append(now)
+                seeking = true
+                seekStartedAt = now
+                frameClock.reset()
+                try player.command(["seek", String(max(0, target)), "absolute+exact"])
+            }
+        } catch {
+            logger.debug("player command failed", metadata: ["cowatch.room.error": "\(error)"])
+            if case .seek = command { seeking = false }
+        }
+    }
+
+    // MARK: Player events (echo suppression)
+
+    /// Sees every mpv event; changes we did not order come from the person at this player
+    /// (keyboard or mouse in the mpv window) and become group actions.
+    func playerEvent(_ event: MpvEvent) {
+        let now = monotonicNow()
+        switch event {
+        case .seek:
+            seekStartedAt = seekStartedAt ?? now
+            if ourSeeks.isEmpty {
+                seeking = true
+                if loading == nil { userSeekFrom = userSeekFrom ?? coordinator.expectedPosition(atLocal: now) }
+            } else {
+                ourSeeks.removeFirst()
+                seeking = true
+            }
+        case .fileLoaded:
+            if loading != nil { loadingFileLoaded = true }
+        case .endFile(let reason, _):
+            if reason == .error, loading != nil { loadFailed() }
+        case .playbackRestart:
+            seeking = false
+            seekStartedAt = nil
+            frameClock.reset()
+            if loading != nil {
+                if loadingFileLoaded { finishLoading() }
+                return
+            }
+            if let from = userSeekFrom, ourSeeks.isEmpty, coordinator.isJoined {
+                userSeekFrom = nil
+                let target = (try? player.getDouble("time-pos")) ?? from
+                perform(coordinator.request(.seek, position: target, from: from, now: now).actions)
+            }
+            updateStatus(now: now)
+        case .propertyChange(name: "paused-for-cache", let value, _):
+            buffering = value?.boolValue ?? false
+            updateStatus(now: now)
+        case .propertyChange(name: "time-pos", let value, let at):
+            // Without audio, the instants at which frames change are the fine clock.
+            guard !hasAudio, !seeking, loading == nil, let position = value?.doubleValue,
+                (try? player.getFlag("pause")) == false, let speed = try? player.getDouble("speed")
+            else { return }
+            frameClock.shown(position: position, at: at, rate: speed)
+        case .propertyChange(name: "pause", let value, _):
+            guard let paused = value?.boolValue, coordinator.isJoined else { return }
+            if let index = recentPaused.firstIndex(where: { $0.value == paused }) {
+                recentPaused.remove(at: index)
+                return
+            }
+            guard loading == nil else { return }
+            let position = try? player.getDouble("time-pos")
+            perform(coordinator.request(paused ? .pause : .play, position: position, now: now).actions)
+        case .propertyChange(name: "speed", let value, _):
+            guard let speed = value?.doubleValue, coordinator.isJoined else { return }
+            if let index = recentSpeeds.firstIndex(where: { abs($0.value - speed) < 1e-9 }) {
+                recentSpeeds.removeSubrange(0...index)
+                return
+            }
+            let groupRate = coordinator.timelines?.ruling(at: coordinator.referenceTime(atLocal: now) ?? 0).rate ?? 1
+            // A nudge we ordered that mpv reports late would sit within the correction band; a
+            // person's speed change is a round number far outside it.
+            if abs(speed / groupRate - 1) <= room.drift.maxAdjust + 1e-6 { return }
+            perform(coordinator.request(.speed, position: nil, rate: speed, now: now).actions)
+        default:
+            break
+        }
+    }
+
+    // MARK: Switching media
+
+    /// The room's activity is `activity`: load its media unless the player has it. The room's
+    /// first media (id 0) is each participant's own copy, from its own `--media`: never replaced.
+    func activityChanged(_ activity: Activity) {
+        if activity.id == 0 || activity.url == mediaURL.withLock({ $0 }) || activity.fallbackURL == mediaURL.withLock({ $0 }) {
+            if loading == nil { reportMedia() }
+            return
+        }
+        startLoading(activity, url: activity.url)
+    }
+
+    private func startLoading(_ activity: Activity, url: String) {
+        loading = activity
+        loadingFileLoaded = false
+        mediaURL.withLock { $0 = url }
+        updateStatus(now: monotonicNow())
+        // Held until the group starts together; the room's timeline says when.
+        apply(.setPaused(true))
+        do {
+            try player.command(["loadfile", url, "replace"])
+        } catch {
+            loadFailed()
+        }
+    }
+
+    /// The new media cannot be opened: try the activity's fallback once, else give up and let
+    /// the group carry on without us (it stops waiting after its bound).
+    private func loadFailed() {
+        guard let activity = loading else { return }
+        let tried = mediaURL.withLock { $0 }
+        if !loadingTriedFallback, let fallback = activity.fallbackURL, fallback != tried {
+            loadingTriedFallback = true
+            publishError(CowatchError(.mediaUnavailable, "cannot open \(tried); trying the fallback \(fallback)"))
+            startLoading(activity, url: fallback)
+            return
+        }
+        loading = nil
+        loadingTriedFallback = false
+        publishError(CowatchError(.mediaUnavailable, "cannot open \(tried) (\(activity.displayTitle))"))
+        updateStatus(now: monotonicNow())
+    }
+
+    private func finishLoading() {
+        loading = nil
+        loadingTriedFallback = false
+        probeTracks()
+        logger.debug("switched media", metadata: ["cowatch.media": "\(mediaURL.withLock { $0 })"])
+        updateStatus(now: monotonicNow())
+        reportMedia()
+    }
+
+    /// Tells the room what our copy of the media looks like, so different files get noticed.
+    func reportMedia() {
+        perform(coordinator.mediaLoaded(Self.mediaInfo(url: mediaURL.withLock { $0 }, player: player)))
+    }
+
+    /// Duration from the player; size and a fingerprint of the first megabytes for local files.
+    static func mediaInfo(url: String, player: MpvPlayer) -> MediaInfo {
+        var info = MediaInfo(duration: try? player.getDouble("duration"))
+        guard let path = MediaFingerprint.localPath(of: url), let handle = FileHandle(forReadingAtPath: path) else {
+            return info
+        }
+        defer { try? handle.close() }
+        if let attributes = try? FileManager.default.attributesOfItem(atPath: path),
+            let size = attributes[.size] as? NSNumber
+        {
+            info.size = size.intValue
+        }
+        if let prefix = try? handle.read(upToCount: MediaFingerprint.prefixBytes) {
+            info.hash = MediaFingerprint.digest(prefix)
+        }
+        return info
+    }
+}

@@ -1,0 +1,168 @@
+import CowatchClient
+import CowatchCore
+
+/// Control-socket commands that concern the room, and what `get_status` says about it.
+///
+/// While the session is `waiting` (connecting, or reconnecting after the server went away),
+/// group actions are refused with `not-in-room` rather than queued: a queued pause that lands
+/// seconds later, after the group moved on, would surprise everyone.
+extension RoomSession {
+    /// Turns a playback command into a group action and waits until the server applied it.
+    func request(_ command: ControlCommand, seekTimeout: Double) async throws(CowatchError) {
+        guard coordinator.isJoined, send != nil, machine.state == .joined else {
+            throw CowatchError(.notInRoom, "not in the room yet (\(machine.state.name))")
+        }
+        let now = monotonicNow()
+        let here = (try? player.getDouble("time-pos")) ?? coordinator.expectedPosition(atLocal: now) ?? 0
+        let duration = (try? player.getDouble("duration")) ?? .infinity
+        let groupPlaying = coordinator.timelines.map { pair in
+            pair.expected(at: coordinator.referenceTime(atLocal: now) ?? 0).playing || pair.current.playing
+        } ?? false
+        let request: (id: Int, actions: [RoomCoordinator.Action])
+        switch command {
+        case .play:
+            request = coordinator.request(.play, position: here, now: now)
+        case .pause:
+            apply(.setPaused(true))
+            let frame = (try? player.getDouble("time-pos")) ?? here
+            request = coordinator.request(.pause, position: frame, now: now)
+        case .togglePause:
+            return try await self.request(groupPlaying ? .pause : .play, seekTimeout: seekTimeout)
+        case .seek(let seconds, let mode):
+            let base = coordinator.expectedPosition(atLocal: now) ?? here
+            let target = min(max(0, mode == .absolute ? seconds : base + seconds), duration)
+            request = coordinator.request(.seek, position: target, from: base, now: now)
+        case .speed(let rate):
+            request = coordinator.request(.speed, position: nil, rate: rate, now: now)
+        case .open(let open):
+            let activity = Activity(
+                url: open.url, title: open.title, type: open.type ?? coordinator.activity.type,
+                fallbackURL: open.fallbackURL)
+            request = coordinator.request(.open, position: nil, activity: activity, now: now)
+        default:
+            throw CowatchError(.invalidRequest, "\(command.name) is not a group action")
+        }
+        perform(request.actions)
+        let id = request.id
+        let applied = await withCheckedContinuation { continuation in
+            actionWaiters[id] = continuation
+            Task { [weak self] in
+                try? await Task.sleep(for: .seconds(seekTimeout))
+                await self?.expireWaiter(id)
+            }
+        }
+        if !applied { throw CowatchError(.timeout, "the room server did not confirm \(command.name) in time") }
+    }
+
+    private func expireWaiter(_ id: Int) {
+        actionWaiters.removeValue(forKey: id)?.resume(returning: false)
+    }
+
+    /// `leave`: stop following the group; the player stays where it is; the others hear "left".
+    func leave(timeout: Double) async throws(CowatchError) {
+        try machine.checkLeave()
+        leaveRequested = true
+        try await waitForSession(timeout: timeout) { $0.reason == .left }
+    }
+
+    /// `join`: after `leave`, an end or a removal, a new session aligned to the group.
+    func join(timeout: Double) async throws(CowatchError) {
+        guard try machine.join(now: monotonicNow()) != nil else {
+            if machine.state == .joined { return }
+            try await waitForSession(timeout: timeout) { $0 == .joined }
+            return
+        }
+        joinRequested = true
+        publishSession()
+        try await waitForSession(timeout: timeout) { $0 == .joined }
+    }
+
+    /// `end`: ends the activity for everyone; returns once the server confirmed it.
+    func end(timeout: Double) async throws(CowatchError) {
+        guard machine.state == .joined, let send else {
+            throw CowatchError(.notInRoom, "not in the room (\(machine.state.name))")
+        }
+        send(.end)
+        try await waitForSession(timeout: timeout) {
+            if case .invalidated(.endedBy) = $0 { true } else { false }
+        }
+    }
+
+    /// `ready` / `unready` / `wait_for_me`: what we say about ourselves. Kept for the next
+    /// session when not in the room now.
+    func setStatus(ready: Bool? = nil, waitForMe: Bool? = nil) {
+        var status = coordinator.status
+        if let ready { status.ready = ready }
+        if let waitForMe { status.waitForMe = waitForMe }
+        perform(coordinator.setStatus(status))
+    }
+
+    private func waitForSession(timeout: Double, until done: (SessionState) -> Bool) async throws(CowatchError) {
+        let deadline = monotonicNow() + timeout
+        while !done(machine.state) {
+            guard monotonicNow() < deadline else { throw CowatchError(.timeout, "the room did not answer in time") }
+            try? await Task.sleep(for: .milliseconds(20))
+        }
+    }
+
+    // MARK: Status
+
+    /// The `room`, `clock` and `drift` sections of `get_status`.
+    func statusSections() -> [String: JSONValue] {
+        let now = monotonicNow()
+        let state = machine.state
+        let activity = coordinator.activity
+        var activityJSON: [String: JSONValue] = [
+            "id": .number(Double(activity.id)), "url": .string(activity.url), "title": .string(activity.displayTitle),
+            "type": .string(activity.type.rawValue),
+            "fallback_url": activity.fallbackURL.map(JSONValue.string) ?? .null,
+            "opened_by": activity.openedBy.map(JSONValue.string) ?? .null,
+        ]
+        if let loading { activityJSON["loading"] = .string(loading.url) }
+        let status = coordinator.status
+        var roomJSON: [String: JSONValue] = [
+            "room": .string(room.room), "server": .string("\(room.serverHost):\(room.serverPort)"),
+            "session": .string(state.name), "reason": state.reason.map { .string($0.code) } ?? .null,
+            "participants": .number(Double(coordinator.participants.count)),
+            "seq": .number(Double(coordinator.timelines?.current.seq ?? 0)),
+            "activity": .object(activityJSON),
+            "policy": [
+                "play_when_ready": .bool(coordinator.policy.playWhenReady),
+                "wait_timeout": .number(coordinator.policy.waitTimeout),
+            ],
+            "ready": .bool(status.ready), "wait_for_me": .bool(status.waitForMe),
+            "stall": status.stall.map { .string($0.rawValue) } ?? .null,
+            "waiting_for": .array(coordinator.participants.filter { $0.status.stall != nil }.map { .string($0.name) }),
+        ]
+        if case .invalidated(.endedBy(let by)) = state { roomJSON["ended_by"] = .string(by) }
+        var sections: [String: JSONValue] = ["room": .object(roomJSON)]
+        if let estimate = coordinator.estimator.estimate(atLocal: now) {
+            sections["clock"] = [
+                "offset": .number(estimate.offset), "rtt": .number(estimate.roundTrip),
+                "uncertainty": .number(estimate.uncertainty), "skew": .number(estimate.skew),
+                "samples": .number(Double(coordinator.estimator.sampleCount)),
+            ]
+        }
+        sections["drift"] = [
+            "error": .finite(coordinator.lastError), "source": .string(hasAudio ? "audio-pts" : "frames"),
+            "nudges": .number(Double(coordinator.drift.nudges)), "seeks": .number(Double(coordinator.drift.seeks)),
+            "player_speed": .finite(try? player.getDouble("speed")),
+            "expected": .finite(coordinator.expectedPosition(atLocal: now)),
+        ]
+        return sections
+    }
+
+    /// `get_participants` data.
+    func participantsJSON() -> JSONValue {
+        .array(coordinator.participants.map { participant in
+            var object: [String: JSONValue] = [
+                "name": .string(participant.name), "state": .string(participant.state),
+                "drift": .finite(participant.drift), "rtt": .finite(participant.rtt),
+                "ready": .bool(participant.status.ready), "wait_for_me": .bool(participant.status.waitForMe),
+                "stall": participant.status.stall.map { .string($0.rawValue) } ?? .null,
+            ]
+            if participant.name == configuration.name { object["you"] = true }
+            return .object(object)
+        })
+    }
+}

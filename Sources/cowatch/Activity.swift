@@ -1,0 +1,88 @@
+import ArgumentParser
+import CowatchCore
+import Foundation
+
+// The activity and session commands: end, open, ready, unready, wait-for-me.
+
+struct End: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "End the activity for everyone in the room (asks first; --yes skips the question).",
+        discussion: "Each daemon then keeps its player open or quits, as its on-end setting says.")
+    @OptionGroup var connection: ConnectionOptions
+    @Flag(name: [.short, .long], help: "Do not ask for confirmation.") var yes = false
+
+    func run() throws {
+        if !yes {
+            let status = try connection.send(.getStatus)
+            let room = status["room"]?["room"]?.stringValue ?? "?"
+            let count = status["room"]?["participants"]?.numberValue.map { Int($0) } ?? 0
+            guard isatty(STDIN_FILENO) == 1 else {
+                throw CLIFailure(CowatchError(
+                    .invalidArgument, "end affects everyone in room \(room); run with --yes to confirm without a terminal"))
+            }
+            FileHandle.standardError.write(Data(
+                "End the activity for all \(count) participant(s) of room \(room)? [y/N] ".utf8))
+            let answer = readLine()?.trimmingCharacters(in: .whitespaces).lowercased() ?? ""
+            guard answer == "y" || answer == "yes" else {
+                print("not ended")
+                return
+            }
+        }
+        let data = try connection.send(.end)
+        if connection.json { printJSON(data) } else { print("ended the activity for everyone") }
+    }
+}
+
+struct Open: PlaybackCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Switch the activity to new media for everyone; the group starts together once all have it.")
+    @OptionGroup var connection: ConnectionOptions
+    @Argument(help: ArgumentHelp("A file path or any URL mpv opens (each participant opens it).", valueName: "URL"))
+    var url: String
+    @Option(help: ArgumentHelp("The title others see (default: the media's file name).", valueName: "TITLE"))
+    var title: String?
+    @Option(help: ArgumentHelp("watch or listen (default: the current activity's).", valueName: "TYPE"))
+    var type: String?
+    @Option(help: ArgumentHelp("A URL for participants who cannot open the first one.", valueName: "URL"))
+    var fallback: String?
+
+    func command() throws -> ControlCommand {
+        var arguments: [JSONValue] = ["open", .string(url), title.map(JSONValue.string) ?? .null]
+        arguments.append(type.map(JSONValue.string) ?? .null)
+        arguments.append(fallback.map(JSONValue.string) ?? .null)
+        do {
+            return try ControlCommand(arguments: arguments)
+        } catch {
+            throw ValidationError(error.message)
+        }
+    }
+}
+
+struct Ready: PlaybackCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Say you are ready (with the room policy play-when-ready, plays wait for everyone's).")
+    @OptionGroup var connection: ConnectionOptions
+    func command() -> ControlCommand { .setReady(true) }
+}
+
+struct Unready: PlaybackCommand {
+    static let configuration = CommandConfiguration(abstract: "Say you are not ready.")
+    @OptionGroup var connection: ConnectionOptions
+    func command() -> ControlCommand { .setReady(false) }
+}
+
+struct WaitForMe: PlaybackCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "wait-for-me",
+        abstract: "on: the group waits (bounded) when you stall; off: \"don't wait for me\".")
+    @OptionGroup var connection: ConnectionOptions
+    @Argument(help: ArgumentHelp("on or off.", valueName: "on|off")) var setting: String
+
+    func command() throws -> ControlCommand {
+        switch setting.lowercased() {
+        case "on", "yes", "true": return .setWaitForMe(true)
+        case "off", "no", "false": return .setWaitForMe(false)
+        default: throw ValidationError("wait-for-me takes on or off")
+        }
+    }
+}

@@ -70,6 +70,8 @@ public struct RoomSequencer: Sendable {
         var needsReadiness = false
         /// When to say "waiting for …" if someone is still missing; nil once said.
         var announceAt: Double?
+        /// When the hold began: landing takes a moment and is only worth announcing later.
+        var since: Double
     }
 
     struct Room {
@@ -261,7 +263,7 @@ public struct RoomSequencer: Sendable {
             notice = Notice(actor: name, action: .play, position: position)
             let hold = Hold(
                 seq: seq, deadline: previousHold?.deadline ?? now + configuration.waitTimeout,
-                needsReadiness: configuration.playWhenReady, announceAt: now)
+                needsReadiness: configuration.playWhenReady, announceAt: now, since: now)
             if !missing(in: room, hold: hold, now: now).isEmpty {
                 // Someone is stalled or not ready: hold at the position until they are, bounded.
                 timeline = GroupTimeline(seq: seq, position: position, reference: now, rate: old.rate, playing: false, holding: true)
@@ -277,7 +279,8 @@ public struct RoomSequencer: Sendable {
             notice = Notice(actor: name, action: .seek, position: target, from: action.from ?? old.position(at: now), to: target)
             if wasPlaying {
                 room.hold = Hold(
-                    seq: seq, deadline: now + configuration.seekReadyTimeout, announceAt: now + configuration.announceDelay)
+                    seq: seq, deadline: now + configuration.seekReadyTimeout, announceAt: now + configuration.announceDelay,
+                    since: now)
             }
         case .speed:
             let rate = action.rate ?? old.rate
@@ -305,7 +308,7 @@ public struct RoomSequencer: Sendable {
             timeline = GroupTimeline(seq: seq, position: 0, reference: now, rate: old.rate, playing: false, holding: true)
             room.hold = Hold(
                 seq: seq, deadline: now + configuration.openTimeout, needsReadiness: configuration.playWhenReady,
-                announceAt: now + configuration.announceDelay)
+                announceAt: now + configuration.announceDelay, since: now)
             notice = Notice(actor: name, action: .open, title: opened.displayTitle)
         }
         room.timeline = timeline
@@ -327,6 +330,9 @@ public struct RoomSequencer: Sendable {
         }
     }
 
+    /// Why a hold misses someone who is neither stalled nor unready: not on the held position yet.
+    static let landing = "getting there"
+
     /// Waited-for participants a hold still misses, each with why.
     private func missing(in room: Room, hold: Hold, now: Double) -> [(id: ConnectionID, why: String)] {
         waitedFor(in: room, now: now).compactMap { id in
@@ -334,7 +340,7 @@ public struct RoomSequencer: Sendable {
             if let stall = connection.status.stall { return (id, stall.rawValue) }
             if hold.needsReadiness && !connection.status.ready { return (id, "not ready") }
             // A hold that is not the timeline's own (a play that did not need one) needs no landing.
-            if room.timeline.holding && room.timeline.seq == hold.seq && !hold.landed.contains(id) { return (id, "getting there") }
+            if room.timeline.holding && room.timeline.seq == hold.seq && !hold.landed.contains(id) { return (id, Self.landing) }
             return nil
         }
     }
@@ -363,7 +369,7 @@ public struct RoomSequencer: Sendable {
             held.timeline = GroupTimeline(
                 seq: old.seq + 1, position: old.position(at: now), reference: now, rate: old.rate, playing: false,
                 holding: true)
-            held.hold = Hold(seq: held.timeline.seq, deadline: now + configuration.waitTimeout)
+            held.hold = Hold(seq: held.timeline.seq, deadline: now + configuration.waitTimeout, since: now)
             rooms[roomName] = held
             let notice = Notice(actor: name, action: .waiting, others: [name], detail: stall.rawValue)
             return outputs + broadcast(.applied(timeline: held.timeline, notice: notice, actionID: nil), in: roomName)
@@ -393,7 +399,9 @@ public struct RoomSequencer: Sendable {
     private mutating func announceIfDue(_ roomName: String, now: Double) -> [Output] {
         guard let room = rooms[roomName], let hold = room.hold, let due = hold.announceAt, now >= due else { return [] }
         rooms[roomName]?.hold?.announceAt = nil
-        let missing = missing(in: room, hold: hold, now: now)
+        // Landing takes a moment after any action: only name it once it is late.
+        let landingIsLate = now - hold.since >= configuration.announceDelay
+        let missing = missing(in: room, hold: hold, now: now).filter { landingIsLate || $0.why != Self.landing }
         guard let first = missing.first, let actor = connections[first.id]?.name else { return [] }
         let names = missing.compactMap { connections[$0.id]?.name }
         let reasons = Array(distinctInOrder(missing.map(\.why)))

@@ -21,6 +21,21 @@ struct CowatchServer: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Seconds ahead at which play and speed changes are scheduled, at least (default 0.12).", valueName: "SECONDS"))
     var minLead: Double?
 
+    @Flag(help: "Room policy \"play when everyone is ready\": a play waits (bounded) for every participant's readiness.")
+    var playWhenReady = false
+
+    @Option(help: ArgumentHelp(
+        "Seconds the group waits for a stalled (buffering, slow seek) or unready participant before going on without it (default 5).",
+        valueName: "SECONDS"))
+    var waitTimeout: Double?
+
+    @Option(help: ArgumentHelp("Seconds the group waits for everyone to load media switched to with open (default 15).", valueName: "SECONDS"))
+    var openTimeout: Double?
+
+    @Option(help: ArgumentHelp(
+        "Seconds a participant the group stopped waiting for is not waited for again (default 30).", valueName: "SECONDS"))
+    var giveUpCooldown: Double?
+
     @Option(help: ArgumentHelp("Log level on stderr: trace, debug, info, notice, warning, error, critical (default: warning).", valueName: "LEVEL"))
     var logLevel = "warning"
 
@@ -33,6 +48,16 @@ struct CowatchServer: AsyncParsableCommand {
         if let seekReadyTimeout {
             guard seekReadyTimeout.isFinite, seekReadyTimeout > 0 else { fail("--seek-ready-timeout must be positive", code: 2) }
             configuration.seekReadyTimeout = seekReadyTimeout
+        }
+        configuration.playWhenReady = playWhenReady
+        for (flag, value, apply) in [
+            ("--wait-timeout", waitTimeout, { (c: inout RoomSequencer.Configuration, v: Double) in c.waitTimeout = v }),
+            ("--open-timeout", openTimeout, { (c: inout RoomSequencer.Configuration, v: Double) in c.openTimeout = v }),
+            ("--give-up-cooldown", giveUpCooldown, { (c: inout RoomSequencer.Configuration, v: Double) in c.giveUpCooldown = v }),
+        ] {
+            guard let value else { continue }
+            guard value.isFinite, value > 0, value <= 3600 else { fail("\(flag) must be a positive number of seconds", code: 2) }
+            apply(&configuration, value)
         }
         if let minLead {
             guard minLead.isFinite, minLead >= 0, minLead <= 10 else { fail("--min-lead must be between 0 and 10", code: 2) }

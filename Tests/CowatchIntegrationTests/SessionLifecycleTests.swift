@@ -1,0 +1,226 @@
+import CowatchClient
+import CowatchCore
+import CowatchTestSupport
+import Foundation
+import Testing
+
+/// Issue 5 with real processes: ending for everyone, switching media for everyone, different
+/// files, readiness, and waiting (bounded) for a participant whose media arrives slowly.
+@Suite("Session lifecycle with real daemons", .serialized)
+struct SessionLifecycleTests {
+    /// Daemons in one room of a real server; each has a command client and an event listener.
+    struct Group {
+        let server: ServerProcess
+        var daemons: [DaemonProcess] = []
+        var clients: [ControlClient] = []
+        var listeners: [ControlClient] = []
+        let room: String
+
+        init(serverArguments: [String] = [], room: String) throws {
+            server = try ServerProcess(extraArguments: serverArguments)
+            self.room = room
+        }
+
+        @discardableResult
+        mutating func add(_ name: String, media: String, arguments: [String] = [], waitJoined: Bool = true) throws -> Int {
+            let daemon = try DaemonProcess(
+                name: name, media: media, extraArguments: ["--join", server.address, "--room", room, "--no-osd"] + arguments)
+            daemons.append(daemon)
+            clients.append(try daemon.client())
+            listeners.append(try daemon.client())
+            _ = try listeners.last!.status()  // subscribed from here on
+            if waitJoined { try self.waitJoined(clients.count - 1) }
+            return clients.count - 1
+        }
+
+        func waitJoined(_ index: Int, timeout: Double = 15) throws {
+            let deadline = monotonicNow() + timeout
+            while monotonicNow() < deadline {
+                if try clients[index].request(.getStatus)["room"]?["session"] == "joined" { return }
+                sleepSeconds(0.05)
+            }
+            throw TestFailure("\(daemons[index].name) did not join in \(timeout) s:\n\(daemons[index].stderr)")
+        }
+
+        /// Waits until every listener has seen a notice with this action (and actor, if given).
+        func expectNotice(
+            _ action: String, actor: String? = nil, timeout: Double = 10, from indices: [Int]? = nil
+        ) throws -> [ControlEvent] {
+            try (indices ?? Array(listeners.indices)).map { index in
+                let notice = try listeners[index].waitForEvent(named: "notice", timeout: timeout) {
+                    $0.fields["action"]?.stringValue == action && (actor == nil || $0.fields["participant"]?.stringValue == actor)
+                }
+                guard let notice else {
+                    throw TestFailure("\(daemons[index].name) saw no \(action) notice\(actor.map { " from \($0)" } ?? "")")
+                }
+                return notice
+            }
+        }
+
+        func positions() throws -> [Double] {
+            try clients.map { try $0.status().position ?? -1 }
+        }
+    }
+
+    @Test("end: everyone's session ends naming who ended it; keep stays open (and can join again), quit exits")
+    func endForEveryone() throws {
+        let media = try TestMedia.audioVideo()
+        var group = try Group(room: "end-room")
+        try group.add("ann", media: media)
+        try group.add("ben", media: media, arguments: ["--on-end", "quit"])
+        try group.add("cat", media: media)
+        try group.clients[0].request(.play)
+        _ = try group.clients[2].waitForStatus(timeout: 5) { !$0.paused }
+
+        // Without --yes and without a terminal the CLI refuses: it would end it for everyone.
+        let refused = try runCLI(["end", "--socket", group.daemons[0].controlPath])
+        #expect(refused.status == 1 && refused.stderr.contains("--yes"))
+        #expect(try group.clients[0].status().extra["room"]?["session"] == "joined")
+
+        let ended = try runCLI(["end", "--yes", "--socket", group.daemons[0].controlPath])
+        #expect(ended.status == 0, "\(ended.stderr)")
+        let notices = try group.expectNotice("end", actor: "ann", from: [0, 2])
+        #expect(notices.allSatisfy { $0.fields["text"] == "ann ended the activity for everyone" })
+        for index in [0, 2] {
+            let session = try group.listeners[index].waitForEvent(named: "session", timeout: 5) {
+                $0.fields["state"] == "invalidated"
+            }
+            #expect(session?.fields["reason"] == "ended-by" && session?.fields["by"] == "ann")
+        }
+        #expect(group.daemons[1].waitForExit(timeout: 10) == 0, "ben should quit on end:\n\(group.daemons[1].stderr)")
+        // cat keeps its player: still answering, still at its place, following nobody.
+        let cat = try group.clients[2].status()
+        #expect(cat.extra["room"]?["session"] == "invalidated" && cat.extra["room"]?["ended_by"] == "ann")
+        #expect(cat.duration != nil)
+        try group.clients[2].request(.pause)  // acts on cat's player alone now
+        #expect(try group.clients[2].status().paused)
+        // A new session: cat joins a fresh room.
+        let joined = try group.clients[2].request(.join)
+        #expect(joined["room"]?["session"] == "joined")
+    }
+
+    @Test("open: everyone switches to the new media, the group waits for all to load, then plays together")
+    func openForEveryone() throws {
+        let first = try TestMedia.audioVideo()
+        let second = try TestMedia.videoOnly()
+        var group = try Group(room: "open-room")
+        try group.add("dee", media: first)
+        try group.add("eve", media: first)
+        try group.clients[0].request(.play)
+        _ = try group.clients[1].waitForStatus(timeout: 5) { !$0.paused && ($0.position ?? 0) > 1 }
+
+        let reply = try group.clients[1].request(.open(.init(url: second, title: "Second film")))
+        #expect(reply["room"]?["activity"]?["opened_by"] == "eve")
+        let notices = try group.expectNotice("open", actor: "eve")
+        #expect(notices.allSatisfy { $0.fields["text"] == "eve switched to Second film" })
+        // Both load the new file and start from its beginning, together.
+        for client in group.clients {
+            let status = try client.waitForStatus(timeout: 20) { $0.media == second && !$0.paused && ($0.position ?? 0) > 0.5 }
+            #expect(status.extra["room"]?["activity"]?["id"] == 1)
+            #expect(status.extra["room"]?["activity"]?["title"] == "Second film")
+            #expect((status.position ?? 99) < 10, "started from the beginning of the new media")
+        }
+        sleepSeconds(2)
+        let positions = try group.positions()
+        #expect(positions.max()! - positions.min()! < 0.1, "positions after open \(positions)")
+        // A late joiner with the old file is switched to the room's media.
+        try group.add("fay", media: first)
+        let fay = try group.clients[2].waitForStatus(timeout: 20) { $0.media == second && !$0.paused }
+        #expect(fay.extra["room"]?["activity"]?["opened_by"] == "eve")
+    }
+
+    @Test("open with a URL nobody can open: each daemon tries the fallback, and the group plays it")
+    func openFallback() throws {
+        let media = try TestMedia.audioVideo()
+        let fallback = try TestMedia.videoOnly()
+        var group = try Group(room: "fallback-room")
+        try group.add("gil", media: media)
+        try group.add("hal", media: media)
+        try group.clients[0].request(.open(.init(url: "/nonexistent/cowatch-missing.mkv", fallbackURL: fallback)))
+        for client in group.clients {
+            _ = try client.waitForStatus(timeout: 20) { $0.media == fallback && !$0.paused && ($0.position ?? 0) > 0.3 }
+        }
+        let error = try group.listeners[1].waitForEvent(named: "error", timeout: 1) { $0.fields["code"] == "media-unavailable" }
+        #expect(error?.fields["message"]?.stringValue?.contains("fallback") == true)
+    }
+
+    @Test("different files: everyone gets a warning naming who has a different one; playback still works")
+    func mismatchedFiles() throws {
+        var group = try Group(room: "mismatch-room")
+        try group.add("ida", media: try TestMedia.audioVideo())
+        try group.add("jon", media: try TestMedia.videoOnly())
+        let warnings = try group.expectNotice("mismatch", actor: "jon")
+        for warning in warnings {
+            #expect(warning.fields["others"] == ["ida"])
+            let text = warning.fields["text"]?.stringValue ?? ""
+            #expect(text.hasPrefix("jon has a different file than ida: size "), "\(text)")
+        }
+        try group.clients[0].request(.play)
+        _ = try group.clients[1].waitForStatus(timeout: 5) { !$0.paused && ($0.position ?? 0) > 0.5 }
+        // The same file produces no warning.
+        try group.add("kim", media: try TestMedia.audioVideo())
+        let none = try group.listeners[2].waitForEvent(named: "notice", timeout: 2) { $0.fields["action"] == "mismatch" }
+        #expect(none == nil)
+    }
+
+    @Test("play when everyone is ready: a play waits and says who is not ready; ready starts everyone")
+    func readiness() throws {
+        let media = try TestMedia.audioVideo()
+        var group = try Group(serverArguments: ["--play-when-ready", "--wait-timeout", "30"], room: "ready-room")
+        try group.add("lee", media: media)
+        try group.add("max", media: media)
+        #expect(try group.clients[0].status().extra["room"]?["policy"]?["play_when_ready"] == true)
+
+        try group.clients[0].request(.play)
+        let waiting = try group.expectNotice("waiting")
+        #expect(waiting.allSatisfy { $0.fields["text"] == "waiting for max (not ready)" })
+        sleepSeconds(1)
+        for client in group.clients { #expect(try client.status().paused, "nobody plays before max is ready") }
+
+        let reply = try group.clients[1].request(.setReady(true))
+        #expect(reply["room"]?["ready"] == true)
+        _ = try group.expectNotice("ready", actor: "max")
+        for client in group.clients { _ = try client.waitForStatus(timeout: 5) { !$0.paused && ($0.position ?? 0) > 0.2 } }
+        // The participant list (sent every second) shows both ready.
+        let deadline = monotonicNow() + 5
+        var participants: [JSONValue] = []
+        repeat {
+            participants = try group.clients[0].request(.getParticipants).arrayValue ?? []
+            if participants.count == 2 && participants.allSatisfy({ $0["ready"] == true }) { break }
+            sleepSeconds(0.1)
+        } while monotonicNow() < deadline
+        #expect(participants.count == 2 && participants.allSatisfy { $0["ready"] == true }, "\(participants)")
+    }
+
+    @Test("readiness is bounded: after the wait timeout the group plays without the one not ready")
+    func readinessBounded() throws {
+        let media = try TestMedia.audioVideo()
+        var group = try Group(serverArguments: ["--play-when-ready", "--wait-timeout", "2"], room: "ready-bound")
+        try group.add("ned", media: media, arguments: ["--ready"])
+        try group.add("oli", media: media)
+        let started = monotonicNow()
+        try group.clients[0].request(.play)
+        let continued = try group.expectNotice("continued", timeout: 10)
+        #expect(continued.allSatisfy { $0.fields["text"] == "continuing without oli (not ready)" })
+        #expect(monotonicNow() - started >= 1.8)
+        for client in group.clients { _ = try client.waitForStatus(timeout: 5) { !$0.paused } }
+    }
+
+    /// Runs the `cowatch` CLI with stdin not a terminal.
+    func runCLI(_ arguments: [String]) throws -> (status: Int32, stdout: String, stderr: String) {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: try Binaries.path("cowatch"))
+        process.arguments = arguments
+        let out = Pipe()
+        let err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        process.standardInput = FileHandle.nullDevice
+        try process.run()
+        process.waitUntilExit()
+        return (
+            process.terminationStatus, String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self),
+            String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        )
+    }
+}

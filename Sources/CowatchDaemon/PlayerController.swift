@@ -125,7 +125,8 @@ public actor PlayerController: ControlRequestHandler {
                 let failure = CowatchError(.mediaUnavailable, "cannot open \(mediaURL.withLock { $0 }): \(why)")
                 if loadWaiter != nil {
                     finishLoad(.failure(failure))
-                } else {
+                } else if room == nil {
+                    // In a room, the session reports it (and tries the activity's fallback).
                     events.publish(ControlEvent(name: ControlEvent.Name.error, fields: [
                         "code": .string(failure.code.rawValue), "message": .string(failure.message),
                     ]))

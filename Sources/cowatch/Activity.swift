@@ -47,6 +47,12 @@ struct Open: PlaybackCommand {
     var fallback: String?
 
     func command() throws -> ControlCommand {
+        // A relative path means "here": every daemon resolves paths on its own machine, from its
+        // own working directory, so send it absolute.
+        var url = self.url
+        if !url.contains("://"), !url.hasPrefix("/"), FileManager.default.fileExists(atPath: url) {
+            url = FileManager.default.currentDirectoryPath + "/" + url
+        }
         var arguments: [JSONValue] = ["open", .string(url), title.map(JSONValue.string) ?? .null]
         arguments.append(type.map(JSONValue.string) ?? .null)
         arguments.append(fallback.map(JSONValue.string) ?? .null)

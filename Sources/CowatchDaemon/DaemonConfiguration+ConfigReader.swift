@@ -139,9 +139,11 @@ extension DaemonConfiguration {
         }
         configuration.readyAtStart = try layered.bool("ready") ?? configuration.readyAtStart
         configuration.waitForMe = try layered.bool("wait-for-me") ?? configuration.waitForMe
-        for (key, value) in [("title", configuration.title), ("fallback-url", configuration.fallbackURL)] {
-            if let value, value.isEmpty || value.utf8.count > 4096 || value.unicodeScalars.contains(where: { $0.value < 0x20 }) {
-                throw CowatchError(.invalidConfiguration, "\(key) must be 1–4096 bytes without control characters")
+        for (key, value, limit) in [
+            ("title", configuration.title, Activity.maxTitleBytes), ("fallback-url", configuration.fallbackURL, 4096),
+        ] {
+            if let value, value.isEmpty || value.utf8.count > limit || value.unicodeScalars.contains(where: { $0.value < 0x20 }) {
+                throw CowatchError(.invalidConfiguration, "\(key) must be 1–\(limit) bytes without control characters")
             }
         }
     }
@@ -180,6 +182,16 @@ extension DaemonConfiguration {
         settings.tickInterval = try layered.positive("drift.interval") ?? settings.tickInterval
         settings.playWhenReady = try layered.bool("play-when-ready") ?? settings.playWhenReady
         settings.waitTimeout = try layered.positive("wait-timeout") ?? settings.waitTimeout
+        guard settings.waitTimeout <= 3600 else {
+            throw CowatchError(.invalidConfiguration, "wait-timeout must be at most 3600 seconds")
+        }
+        let policyGiven = try layered.bool("play-when-ready") != nil
+        let waitGiven = try layered.positive("wait-timeout") != nil
+        if settings.hostPort == nil, policyGiven || waitGiven {
+            // The room's server decides these; a joining daemon cannot.
+            throw CowatchError(
+                .invalidConfiguration, "play-when-ready and wait-timeout are the room server's: use them with --host or on cowatch-server")
+        }
         guard settings.drift.maxAdjust < 0.5 else {
             throw CowatchError(.invalidConfiguration, "drift.max-adjust must be below 0.5")
         }

@@ -63,20 +63,45 @@ public actor PlayerController: ControlRequestHandler {
             try? player.observe(property)
         }
         do {
-            try player.command(["loadfile", configuration.media, "replace"])
+            try await load(configuration.media)
         } catch {
-            throw CowatchError(.mediaUnavailable, "cannot open \(configuration.media): \(error.reason)")
+            // The fallback URL is offered to the others, and serves this daemon too.
+            guard let fallback = configuration.fallbackURL, fallback != configuration.media else { throw error }
+            logger.warning("\(error.message); trying the fallback \(fallback)")
+            do {
+                try await load(fallback)
+            } catch let second {
+                throw CowatchError(second.code, "\(error.message); the fallback failed too: \(second.message)")
+            }
+        }
+    }
+
+    private var loadGeneration = 0
+
+    private func load(_ url: String) async throws(CowatchError) {
+        fileLoaded = false
+        loadGeneration += 1
+        let generation = loadGeneration
+        mediaURL.withLock { $0 = url }
+        do {
+            try player.command(["loadfile", url, "replace"])
+        } catch {
+            throw CowatchError(.mediaUnavailable, "cannot open \(url): \(error.reason)")
         }
         let timeout = configuration.openTimeout
         let result = await withCheckedContinuation { continuation in
             loadWaiter = continuation
             Task { [weak self] in
                 try? await Task.sleep(for: .seconds(timeout))
-                await self?.finishLoad(.failure(CowatchError(
-                    .timeout, "cannot open \(self?.configuration.media ?? ""): no answer within \(Int(timeout)) s")))
+                await self?.expireLoad(generation, CowatchError(.timeout, "cannot open \(url): no answer within \(Int(timeout)) s"))
             }
         }
         try result.get()
+    }
+
+    private func expireLoad(_ generation: Int, _ error: CowatchError) {
+        guard generation == loadGeneration else { return }
+        finishLoad(.failure(error))
     }
 
     private func finishLoad(_ result: Result<Void, CowatchError>) {

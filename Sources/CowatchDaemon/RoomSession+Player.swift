@@ -95,7 +95,12 @@ extension RoomSession {
         case .fileLoaded:
             if loading != nil { loadingFileLoaded = true }
         case .endFile(let reason, _):
-            if reason == .error, loading != nil { loadFailed() }
+            guard reason == .error else { break }
+            if loading != nil {
+                loadFailed()
+            } else {
+                publishError(CowatchError(.mediaUnavailable, "playing \(mediaURL.withLock { $0 }) failed"))
+            }
         case .playbackRestart:
             seeking = false
             seekStartedAt = nil

@@ -132,7 +132,9 @@ extension RoomSession {
             ],
             "ready": .bool(status.ready), "wait_for_me": .bool(status.waitForMe),
             "stall": status.stall.map { .string($0.rawValue) } ?? .null,
-            "waiting_for": .array(coordinator.participants.filter { $0.status.stall != nil }.map { .string($0.name) }),
+            // Who is stalled and asks to be waited for (the server may still have given up on them).
+            "waiting_for": .array(
+                coordinator.participants.filter { $0.status.stall != nil && $0.status.waitForMe }.map { .string($0.name) }),
         ]
         if case .invalidated(.endedBy(let by)) = state { roomJSON["ended_by"] = .string(by) }
         var sections: [String: JSONValue] = ["room": .object(roomJSON)]

@@ -94,7 +94,8 @@ actor RoomSession {
         }
         let hasVideo = (try? player.getNode("current-tracks/video")).map { $0 != .none } ?? false
         let activity = Activity(
-            url: configuration.media, title: configuration.title ?? (try? player.getString("media-title")),
+            url: configuration.media,
+            title: (configuration.title ?? (try? player.getString("media-title"))).map(Activity.clampedTitle),
             type: configuration.activityType ?? (hasVideo ? .watch : .listen), fallbackURL: configuration.fallbackURL)
         coordinator = RoomCoordinator(
             name: configuration.name, room: room.room, activity: activity,

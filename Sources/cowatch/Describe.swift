@@ -52,6 +52,14 @@ enum Describe {
         case ControlEvent.Name.endOfFile:
             let at = event.fields["position"]?.numberValue.map { " at \(MediaTime.format($0))" } ?? ""
             return "reached the end of the media\(at)"
+        case ControlEvent.Name.session:
+            let state = event.fields["state"]?.stringValue ?? "?"
+            switch event.fields["reason"]?.stringValue {
+            case nil: return "session: \(state)"
+            case "ended-by"?: return "session: ended by \(event.fields["by"]?.stringValue ?? "?")"
+            case "removed"?: return "session: removed by the server (\(event.fields["code"]?.stringValue ?? "?"))"
+            case let reason?: return "session: \(state) (\(reason))"
+            }
         case ControlEvent.Name.error:
             return "error: \(event.fields["message"]?.stringValue ?? event.fields["code"]?.stringValue ?? "unknown")"
         default:

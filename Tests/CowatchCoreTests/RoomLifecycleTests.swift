@@ -65,6 +65,16 @@ struct RoomLifecycleTests: SequencerTesting {
         #expect(applied(later, to: 1).first?.holding == true)
     }
 
+    @Test("a participant still loading (a late joiner) does not stop a group that plays")
+    func loadingDoesNotHold() {
+        var sequencer = playing()
+        sequencer.connected(3, now: 20)
+        _ = sequencer.received(.hello(.init(room: "r", name: "carol", status: .init(stall: .loading))), from: 3, now: 20)
+        let outputs = sequencer.received(.status(.init(stall: .loading)), from: 2, now: 21)
+        #expect(applied(outputs, to: 1).isEmpty)
+        #expect(sequencer.timeline(of: "r")?.playing == true)
+    }
+
     @Test("\"don't wait for me\": a stall never holds the group")
     func dontWait() {
         var sequencer = playing()

@@ -34,7 +34,7 @@ struct WireProtocolTests {
 
     static let serverMessages: [ServerMessage] = [
         .welcome(.init(name: "alice", room: "movie-night", timeline: timeline, participants: [
-            ParticipantInfo(name: "alice", state: "joined"), ParticipantInfo(name: "bob", state: "ready", drift: 0.001, rtt: 0.02),
+            ParticipantInfo(name: "alice", state: "joined"), ParticipantInfo(name: "bob", state: "landed", drift: 0.001, rtt: 0.02),
             ParticipantInfo(name: "carol", state: "joined", status: .init(stall: .buffering, ready: true, waitForMe: false)),
         ], activity: Activity(url: "/films/night.mkv"), policy: RoomPolicy(playWhenReady: true, waitTimeout: 7.5))),
         .timeReply(id: 7, t1: 1, t2: 2.5, t3: 2.5001),

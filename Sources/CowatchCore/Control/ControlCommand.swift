@@ -163,7 +163,11 @@ public enum ControlCommand: Sendable, Hashable {
                 }
                 type = parsed
             }
-            self = .open(OpenRequest(url: url, title: try text(1, "the title"), type: type, fallbackURL: try text(3, "the fallback URL")))
+            let title = try text(1, "the title")
+            if let title, title.utf8.count > Activity.maxTitleBytes {
+                throw CowatchError(.invalidArgument, "the title must be at most \(Activity.maxTitleBytes) bytes")
+            }
+            self = .open(OpenRequest(url: url, title: title, type: type, fallbackURL: try text(3, "the fallback URL")))
         case "seek":
             try expectCount(1...2)
             let seconds = try Self.number(args[0], what: "seek target")

@@ -361,7 +361,9 @@ public struct RoomSequencer: Sendable {
             outputs += broadcast(.notice(Notice(actor: name, action: status.ready ? .ready : .unready)), in: roomName)
         }
         let waited = waitedFor(in: room, now: now).contains(id)
-        if let stall = status.stall, old.stall == nil, waited, room.timeline.playing, room.hold == nil {
+        // Loading (a late joiner, or one still opening switched media) does not stop a group that
+        // already plays: the loader catches up when ready. Holds for `open` and play wait for it.
+        if let stall = status.stall, stall != .loading, old.stall == nil, waited, room.timeline.playing, room.hold == nil {
             // A participant that cannot keep up while the group plays: hold everyone where the
             // group is, say who we wait for, and give it `waitTimeout` to come back.
             var held = room
@@ -479,7 +481,7 @@ public struct RoomSequencer: Sendable {
             guard let connection = connections[id], let name = connection.name else { return nil }
             let landed = room.hold?.landed.contains(id) == true
             return ParticipantInfo(
-                name: name, state: landed ? "ready" : "joined", drift: connection.drift, rtt: connection.rtt,
+                name: name, state: landed ? "landed" : "joined", drift: connection.drift, rtt: connection.rtt,
                 status: connection.status)
         }
     }

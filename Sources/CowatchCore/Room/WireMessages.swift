@@ -110,6 +110,9 @@ public struct Notice: Sendable, Hashable {
 
 /// What a shared activity is: the media everyone plays, and how to present it.
 public struct Activity: Sendable, Hashable {
+    /// The longest title the room protocol carries, in bytes.
+    public static let maxTitleBytes = 512
+
     /// 0 for the media the room was created with; each `open` adds one.
     public var id: Int
     /// The media URL or path, as the one who opened it gave it.
@@ -129,6 +132,17 @@ public struct Activity: Sendable, Hashable {
         self.type = type
         self.fallbackURL = fallbackURL
         self.openedBy = openedBy
+    }
+
+    /// `text` cut to at most `maxTitleBytes` bytes of UTF-8, on a character boundary.
+    public static func clampedTitle(_ text: String) -> String {
+        guard text.utf8.count > maxTitleBytes else { return text }
+        var result = ""
+        for character in text {
+            if result.utf8.count + character.utf8.count > maxTitleBytes - 3 { break }
+            result.append(character)
+        }
+        return result + "…"
     }
 
     /// What people see: the title, or the last path component of the URL.
@@ -218,7 +232,7 @@ public struct RoomPolicy: Sendable, Hashable {
 /// What the server knows of one participant.
 public struct ParticipantInfo: Sendable, Hashable {
     public var name: String
-    /// `joined`, or `ready` when it has landed on the group's held position.
+    /// `joined`, or `landed` when it has reached the group's held position (during a hold).
     public var state: String
     /// Its last reported error against the timeline, seconds (positive = ahead).
     public var drift: Double?
@@ -506,7 +520,7 @@ extension Activity {
     init(wire reader: WireReader) throws(CowatchError) {
         self.init(
             id: try reader.optionalInteger("id") ?? 0, url: try reader.url("url"),
-            title: try reader.optionalString("title", maxLength: 512),
+            title: try reader.optionalString("title", maxLength: Activity.maxTitleBytes),
             type: try reader.raw("type") == nil ? .watch : reader.enumeration("type", ActivityType.self),
             fallbackURL: try reader.optionalURL("fallback_url"),
             openedBy: try reader.raw("opened_by") == nil ? nil : reader.name("opened_by", maxLength: ParticipantName.maxLength))

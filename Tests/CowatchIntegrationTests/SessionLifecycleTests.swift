@@ -206,6 +206,48 @@ struct SessionLifecycleTests {
         for client in group.clients { _ = try client.waitForStatus(timeout: 5) { !$0.paused } }
     }
 
+    @Test("a viewer whose media arrives slowly over HTTP: the group waits for it (bounded), goes on, and it catches up")
+    func slowViewer() throws {
+        let file = try TestMedia.audioVideo()
+        // About 3× the media's bitrate, so bob's player keeps a small buffer ahead; then it stops.
+        let http = try SlowMediaServer(file: file, bytesPerSecond: 150_000)
+        defer { http.close() }
+        var group = try Group(serverArguments: ["--wait-timeout", "3"], room: "slow-room")
+        try group.add("ann", media: file)
+        try group.add("bob", media: http.url, arguments: [
+            "--mpv", "cache=yes", "--mpv", "demuxer-max-bytes=150KiB", "--mpv", "demuxer-readahead-secs=2",
+            "--mpv", "cache-pause-wait=1",
+        ])
+        try group.clients[0].request(.play)
+        for client in group.clients { _ = try client.waitForStatus(timeout: 10) { !$0.paused && ($0.position ?? 0) > 2 } }
+
+        http.stall(for: 12)
+        let stalledAt = monotonicNow()
+        // bob's cache runs dry: everyone is told, and ann's player holds.
+        let waiting = try group.expectNotice("waiting", actor: "bob", timeout: 15, from: [0])
+        #expect(waiting[0].fields["text"] == "waiting for bob (buffering)")
+        _ = try group.clients[0].waitForStatus(timeout: 2) { $0.paused }
+        let heldAt = monotonicNow()
+        // Bounded: after the wait timeout the group goes on without bob, who is still stalled.
+        let continued = try group.expectNotice("continued", actor: "bob", timeout: 8, from: [0])
+        #expect(continued[0].fields["text"] == "continuing without bob (buffering)")
+        #expect(monotonicNow() - heldAt > 2, "the group waited for bob before going on")
+        _ = try group.clients[0].waitForStatus(timeout: 2) { !$0.paused }
+        #expect(monotonicNow() - stalledAt < 12, "the group went on while bob's link was still dark")
+        // Once bytes flow again bob catches up on his own, without holding anyone.
+        let deadline = monotonicNow() + 30
+        var gap = Double.infinity
+        while monotonicNow() < deadline {
+            let positions = try group.positions()
+            let bob = try group.clients[1].status()
+            gap = abs(positions[0] - positions[1])
+            if !bob.paused && bob.extra["room"]?["stall"] == .null && gap < 0.1 { break }
+            sleepSeconds(0.2)
+        }
+        #expect(gap < 0.1, "bob did not catch up: \(gap) s apart")
+        #expect(try group.clients[0].status().paused == false)
+    }
+
     /// Runs the `cowatch` CLI with stdin not a terminal.
     func runCLI(_ arguments: [String]) throws -> (status: Int32, stdout: String, stderr: String) {
         let process = Process()

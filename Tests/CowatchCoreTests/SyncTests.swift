@@ -272,6 +272,34 @@ struct RoomCoordinatorTests {
         #expect(abs(player.position - 12.36) < 1e-9)  // the frame containing 12.34 on a 40 ms grid
     }
 
+    @Test("a paused player that moves off its frame after settling is snapped back; one on a frame grid is left alone")
+    func pauseResnaps() {
+        var coordinator = joined(timeline: GroupTimeline(seq: 1, position: 12.34, reference: Self.offset, rate: 1, playing: false), at: 0)
+        var player = SimulatedPlayer()
+        player.position = 3
+        var sent: [ClientMessage] = []
+        var seeks = 0
+        func step(_ t: Double) {
+            player.advance(to: t)
+            for action in coordinator.tick(now: t, sample: player.sample(at: t)) {
+                if case .player(let command) = action {
+                    if case .seek = command { seeks += 1 }
+                    player.apply(command, at: t)
+                }
+                if case .send(let message) = action { sent.append(message) }
+            }
+        }
+        run(&coordinator, &player, from: 0, seconds: 1, sent: &sent)
+        #expect(abs(player.position - 12.36) < 1e-9)  // settled on the frame next to 12.34
+        for t in stride(from: 1.0, to: 2.0, by: 0.05) { step(t) }
+        #expect(seeks == 0, "a player settled on the grid is not seeked again")
+        // A frame shown late under load: the player moves one frame on while paused.
+        player.position += 0.04
+        for t in stride(from: 2.0, to: 3.0, by: 0.05) { step(t) }
+        #expect(seeks == 1)
+        #expect(abs(player.position - 12.36) < 1e-9)
+    }
+
     @Test("after a seek while playing, the held participant reports ready exactly once")
     func readyAfterHold() {
         var coordinator = joined(timeline: GroupTimeline(seq: 3, position: 40, reference: Self.offset, rate: 1, playing: false, holding: true), at: 0)

@@ -103,6 +103,16 @@ public struct RoomCoordinator: Sendable {
     private var nextActionID = 0
     private var pendingActions: [Int: Double] = [:]
     private var snappedSeq: Int?
+    /// Snaps made for `snappedSeq`, when the last one was, and the error the player settled at
+    /// (after a snap landed, or when none was needed). A paused player that moves away from where
+    /// it settled (a frame shown late, under load) is snapped again; one that settled on a frame
+    /// next to the target (media whose frames do not fall on it) is left alone. At most
+    /// `maxSnaps` per timeline, `snapRetry` apart, so it can never loop.
+    private var snaps = 0
+    private var lastSnapAt = -Double.infinity
+    private var settledError: Double?
+    static let snapRetry = 0.3
+    static let maxSnaps = 3
     private var readySentSeq: Int?
     private var lastReportAt: Double = -.infinity
 
@@ -289,10 +299,28 @@ public struct RoomCoordinator: Sendable {
             if abs(sample.speed - ruling.rate) > 1e-9 { actions.append(.player(.setSpeed(ruling.rate))) }
             if snappedSeq != ruling.seq {
                 snappedSeq = ruling.seq
-                if abs(error) > configuration.snapTolerance {
+                snaps = 0
+                lastSnapAt = -.infinity
+                settledError = nil
+            }
+            let tolerance = configuration.snapTolerance
+            if let settled = settledError {
+                if abs(error) > tolerance, abs(error - settled) > tolerance, snaps < Self.maxSnaps,
+                    now - lastSnapAt >= Self.snapRetry
+                {
+                    snaps += 1
+                    lastSnapAt = now
+                    settledError = nil
                     actions.append(.player(.seek(to: expected.position)))
                     return actions
                 }
+            } else if snaps == 0 && abs(error) > tolerance {
+                snaps += 1
+                lastSnapAt = now
+                actions.append(.player(.seek(to: expected.position)))
+                return actions
+            } else {
+                settledError = error  // first look, or the first look after a snap landed
             }
             if ruling.holding && readySentSeq != ruling.seq && abs(error) <= configuration.readyTolerance {
                 readySentSeq = ruling.seq

@@ -69,4 +69,15 @@ pids+=($!)
 sleep 3
 $bin/cowatch-bench observe --socket "$XDG_RUNTIME_DIR/cowatch/alice.sock" --socket "$XDG_RUNTIME_DIR/cowatch/dave.sock" --rate 1.25 | sed 's/^/   alice vs dave: /'
 $bin/cowatch participants --name alice | sed 's/^/   /'
+second=$out/second-film.mkv
+cp -f "$media" "$second"
+echo "== alice switches everyone to another film (the group waits until all four have it, then plays)"
+step alice open "$second" --title "The second film"
+$bin/cowatch-bench observe --socket "$XDG_RUNTIME_DIR/cowatch/alice.sock" --socket "$XDG_RUNTIME_DIR/cowatch/bob.sock" \
+  --socket "$XDG_RUNTIME_DIR/cowatch/carol.sock" --socket "$XDG_RUNTIME_DIR/cowatch/dave.sock" | sed 's/^/   measured /'
+step bob leave
+step bob join
+echo "== carol ends the evening for everyone (--yes: no question asked)"
+step carol end --yes
+for who in alice bob carol dave; do echo "   $who: $($bin/cowatch status --name "$who" | grep 'room:' | sed 's/^ *//')"; done
 echo "== done (logs in $out/)"

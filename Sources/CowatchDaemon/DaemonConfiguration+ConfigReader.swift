@@ -56,6 +56,7 @@ extension DaemonConfiguration {
         } catch {
             throw CowatchError(.invalidConfiguration, "config file \(filePath): \(error)")
         }
+        try checkKeys(ofFile: filePath)
         let env = ConfigReader(
             provider: EnvironmentVariablesProvider(environmentVariables: environment).prefixKeys(with: "cowatch"))
         var flagValues: [AbsoluteConfigKey: ConfigValue] = [:]
@@ -120,6 +121,30 @@ extension DaemonConfiguration {
 }
 
 extension DaemonConfiguration {
+    /// Every key the config file may hold (`drift` is an object of `driftKeys`).
+    static let fileKeys: Set<String> = [
+        "media", "name", "control", "mpv", "paused", "osd", "seek-timeout", "open-timeout", "log-level", "host", "join",
+        "room", "drift", "title", "type", "fallback-url", "on-end", "ready", "wait-for-me", "play-when-ready",
+        "wait-timeout",
+    ]
+    static let driftKeys: Set<String> = ["seek-threshold", "correction-time", "max-adjust", "interval"]
+
+    /// A misspelt key would otherwise be ignored in silence and its default used: refuse it.
+    /// A missing file is fine here (whether it may be missing is decided when it is loaded).
+    static func checkKeys(ofFile path: String) throws(CowatchError) {
+        guard let data = FileManager.default.contents(atPath: path) else { return }
+        guard let object = (try? JSONValue.parse(Array(data)))?.objectValue else { return }  // the loader says why
+        var unknown = object.keys.filter { !fileKeys.contains($0) }.sorted()
+        if let drift = object["drift"]?.objectValue {
+            unknown += drift.keys.filter { !driftKeys.contains($0) }.sorted().map { "drift.\($0)" }
+        }
+        guard unknown.isEmpty else {
+            throw CowatchError(
+                .invalidConfiguration,
+                "config file \(path): unknown key\(unknown.count > 1 ? "s" : "") \(unknown.map { "\"\($0)\"" }.joined(separator: ", "))")
+        }
+    }
+
     /// The activity and session keys: `title`, `type` (watch|listen), `fallback-url`,
     /// `on-end` (keep|quit), `ready`, `wait-for-me`.
     static func loadActivity(_ layered: LayeredConfig, into configuration: inout DaemonConfiguration) throws(CowatchError) {
@@ -185,7 +210,7 @@ extension DaemonConfiguration {
         guard settings.waitTimeout <= 3600 else {
             throw CowatchError(.invalidConfiguration, "wait-timeout must be at most 3600 seconds")
         }
-        let policyGiven = try layered.bool("play-when-ready") != nil
+        let policyGiven = try layered.bool("play-when-ready") == true
         let waitGiven = try layered.positive("wait-timeout") != nil
         if settings.hostPort == nil, policyGiven || waitGiven {
             // The room's server decides these; a joining daemon cannot.

@@ -253,6 +253,11 @@ struct DaemonControlTests {
             ([], ["COWATCH_OSD": "maybe"], "osd"),
             (["--log-level", "loud"], [:], "log-level"),
             (["--room", "no spaces"], [:], "room"),
+            (["--on-end", "explode"], [:], "on-end"),
+            (["--type", "film"], [:], "type"),
+            (["--title", ""], [:], "title"),
+            (["--join", "127.0.0.1:9", "--play-when-ready"], [:], "play-when-ready"),
+            (["--host", "7433", "--wait-timeout", "7200"], [:], "wait-timeout"),
         ] as [([String], [String: String], String)])
     func badConfiguration(arguments: [String], environment: [String: String], mentions: String) throws {
         let daemon = try DaemonProcess(
@@ -261,6 +266,27 @@ struct DaemonControlTests {
         #expect(daemon.waitForExit(timeout: 20) == 2)
         let lines = daemon.stderr.split(separator: "\n")
         #expect(lines.count == 1 && daemon.stderr.contains(mentions), "\(daemon.stderr)")
+    }
+
+    @Test("a misspelt key in the config file is refused, naming it")
+    func unknownConfigKey() throws {
+        let directory = DaemonProcess.makeDirectory()
+        let file = directory + "/conf.json"
+        try #"{"pasued": true, "drift": {"interval": 0.05, "gain": 2}}"#.write(toFile: file, atomically: true, encoding: .utf8)
+        let daemon = try DaemonProcess(
+            name: "typo", media: try TestMedia.audioVideo(), extraArguments: ["--config", file], waitUntilReady: false)
+        #expect(daemon.waitForExit(timeout: 20) == 2)
+        #expect(daemon.stderr.contains(#""drift.gain""#) && daemon.stderr.contains(#""pasued""#), "\(daemon.stderr)")
+    }
+
+    @Test("media that cannot be opened: the daemon's own fallback URL is tried")
+    func ownFallback() throws {
+        let fallback = try TestMedia.videoOnly()
+        let daemon = try DaemonProcess(
+            name: "fb", media: "/nonexistent/film.mkv", extraArguments: ["--fallback-url", fallback, "--paused"])
+        let status = try daemon.client().status()
+        #expect(status.media == fallback)
+        #expect(status.duration != nil)
     }
 
     @Test("media that does not exist: one clear line, non-zero exit")

@@ -2,6 +2,7 @@ import CowatchClient
 import CowatchCore
 import CowatchMpv
 import CowatchNet
+import Foundation
 import Logging
 
 /// The daemon's membership of a room: runs the `RoomCoordinator` against the real player and the
@@ -286,7 +287,8 @@ actor RoomSession {
         if let title = notice.title { fields["title"] = .string(title) }
         events.publish(ControlEvent(name: ControlEvent.Name.notice, fields: fields))
         if configuration.osd {
-            try? player.command(["show-text", notice.text, "3000"])
+            // show-text expands ${…}; text from others is shown as written ("$$" is a literal "$").
+            try? player.command(["show-text", notice.text.replacingOccurrences(of: "$", with: "$$"), "3000"])
         }
     }
 

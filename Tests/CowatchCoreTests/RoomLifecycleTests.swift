@@ -227,6 +227,79 @@ struct RoomLifecycleTests: SequencerTesting {
         #expect(sequencer.received(.media(activity: 7, MediaInfo(duration: 1)), from: 3, now: 2).isEmpty)
     }
 
+    @Test("a viewer that stalls again and again is given up on, instead of stuttering everyone's film")
+    func repeatedStalls() throws {
+        var sequencer = playing()
+        var t = 20.0
+        for round in 0..<3 {
+            let held = applied(sequencer.received(.status(.init(stall: .buffering)), from: 2, now: t), to: 1)
+            #expect(held.first?.holding == true, "stall \(round + 1) holds")
+            _ = sequencer.received(.ready(seq: held[0].seq), from: 1, now: t + 0.1)
+            _ = sequencer.received(.status(.init()), from: 2, now: t + 1)
+            let resumed = applied(sequencer.received(.ready(seq: held[0].seq), from: 2, now: t + 1.1), to: 1)
+            #expect(resumed.first?.playing == true)
+            t += 5
+        }
+        // The fourth stall within a minute: no hold, a notice, and no waiting for bob for a while.
+        let fourth = sequencer.received(.status(.init(stall: .buffering)), from: 2, now: t)
+        #expect(applied(fourth, to: 1).isEmpty)
+        #expect(notices(fourth, to: 1) == [Notice(actor: "bob", action: .continued, others: ["bob"], detail: "keeps stalling")])
+        _ = sequencer.received(.status(.init()), from: 2, now: t + 1)
+        #expect(applied(sequencer.received(.status(.init(stall: .buffering)), from: 2, now: t + 2), to: 1).isEmpty)
+    }
+
+    @Test("a seek during an open's hold keeps the open's longer bound")
+    func seekDuringOpen() throws {
+        var sequencer = playing()
+        _ = sequencer.received(.action(.init(id: 1, kind: .open, activity: Activity(url: "/b.mkv"))), from: 1, now: 30)
+        _ = sequencer.received(.action(.init(id: 2, kind: .seek, position: 90, from: 0)), from: 1, now: 30.5)
+        _ = sequencer.tick(now: 31)  // announcement and participant list
+        #expect(applied(sequencer.tick(now: 33), to: 1).isEmpty, "the seek's 2 s did not cut the 15 s open wait")
+        #expect(sequencer.timeline(of: "r")?.holding == true)
+        #expect(applied(sequencer.tick(now: 45), to: 1).first?.playing == true)
+    }
+
+    @Test("a participant reconnecting into a room that just ended hears it ended instead of restarting it")
+    func endedRoomStaysEnded() {
+        var sequencer = playing()
+        _ = sequencer.received(.end, from: 1, now: 40)
+        sequencer.connected(7, now: 41)
+        let resume = ClientMessage.Hello.Resume(position: 30, playing: true, rate: 1)
+        let outputs = sequencer.received(.hello(.init(room: "r", name: "bob", resume: resume)), from: 7, now: 41)
+        #expect(outputs == [.send(7, .ended(by: "alice")), .close(7)])
+        #expect(sequencer.snapshot().isEmpty)
+        // A fresh join (no resume) starts a new room; so does a reconnect once the end is old news.
+        sequencer.connected(8, now: 42)
+        _ = sequencer.received(.hello(.init(room: "r", name: "carol")), from: 8, now: 42)
+        #expect(sequencer.snapshot()["r"]?.count == 1)
+    }
+
+    @Test("the same participant reconnecting replaces its half-open old connection")
+    func takeover() {
+        var sequencer = playing()
+        sequencer.connected(9, now: 50)
+        let resume = ClientMessage.Hello.Resume(position: 40, playing: true, rate: 1)
+        let outputs = sequencer.received(.hello(.init(room: "r", name: "bob", resume: resume)), from: 9, now: 50)
+        #expect(outputs.contains(.close(2)))
+        guard case .welcome = messages(outputs, to: 9).first else {
+            Issue.record("no welcome for the reconnecting bob: \(outputs)")
+            return
+        }
+        #expect(sequencer.snapshot()["r"]?.map(\.name) == ["alice", "bob"])
+        // Without a resume (a different person who picked the same name) it is still refused.
+        sequencer.connected(10, now: 51)
+        let clash = sequencer.received(.hello(.init(room: "r", name: "bob")), from: 10, now: 51)
+        #expect(clash.contains(.close(10)) && !clash.contains(.close(9)))
+    }
+
+    @Test("a different file is named once per activity, not on every report")
+    func mismatchOnce() {
+        var sequencer = room(["alice", "bob"])
+        _ = sequencer.received(.media(activity: 0, MediaInfo(duration: 75)), from: 1, now: 1)
+        #expect(!notices(sequencer.received(.media(activity: 0, MediaInfo(duration: 60)), from: 2, now: 1), to: 1).isEmpty)
+        #expect(sequencer.received(.media(activity: 0, MediaInfo(duration: 60)), from: 2, now: 5).isEmpty)
+    }
+
     @Test("holds always end, whatever order events arrive in (no deadlock)", arguments: [1, 2, 3, 4, 5, 6, 7, 8] as [UInt64])
     func noDeadlock(seed: UInt64) {
         var rng = SplitMix(seed: seed)

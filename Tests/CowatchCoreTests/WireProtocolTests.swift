@@ -127,6 +127,8 @@ struct WireProtocolTests {
         #"{"type":"participants","participants":[{"state":"joined"}]}"#,
         #"{"type":"time_reply","id":1,"t1":0,"t2":0}"#,
         #"{"type":"ended"}"#,
+        #"{"type":"notice","notice":{"actor":"a","action":"open","title":"evil\u001b[2J"}}"#,
+        #"{"type":"participants","participants":[{"name":"a","state":"x\u0007"}]}"#,
         #"{"type":"ended","by":"a b"}"#,
         #"{"type":"notice","notice":{"actor":"a","action":"waiting","others":["ok","not ok"]}}"#,
         #"{"type":"welcome","protocol":2,"name":"a","room":"r","timeline":{"seq":1,"position":0,"reference":0,"rate":1,"playing":true,"holding":false},"participants":[]}"#,

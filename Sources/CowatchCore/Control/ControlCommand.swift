@@ -148,7 +148,7 @@ public enum ControlCommand: Sendable, Hashable {
             func text(_ index: Int, _ what: String) throws(CowatchError) -> String? {
                 guard index < args.count, args[index] != .null else { return nil }
                 guard let value = args[index].stringValue, !value.isEmpty, value.utf8.count <= Self.maxURLLength,
-                    !value.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7f })
+                    !value.unicodeScalars.contains(where: { $0.value < 0x20 || (0x7f...0x9f).contains($0.value) })
                 else {
                     throw CowatchError(
                         .invalidArgument, "\(what) must be a non-empty string of at most \(Self.maxURLLength) bytes without control characters")

@@ -25,6 +25,14 @@ public struct RoomSequencer: Sendable {
         /// Seconds a participant the group stopped waiting for is not waited for again: a viewer on
         /// a link too slow for the media would otherwise pause everyone over and over. Default 30 s.
         public var giveUpCooldown: Double = 30
+        /// A participant that stalls the playing group this many times within `stallWindow` seconds
+        /// is given up on at once (cooldown as above): short repeated stalls never exceed the
+        /// wait bound, yet would stutter the whole film. Defaults 3 and 60 s.
+        public var maxStallHolds = 3
+        public var stallWindow: Double = 60
+        /// Seconds an ended room is remembered, so a participant reconnecting into it hears it
+        /// ended instead of bringing it back. Default 30 s.
+        public var endedRoomMemory: Double = 30
         /// Seconds into a hold before "waiting for …" is announced (stalls announce at once). Default 1 s.
         public var announceDelay: Double = 1
         /// Room policy "play when everyone is ready": a play waits (bounded by `waitTimeout`)
@@ -58,6 +66,8 @@ public struct RoomSequencer: Sendable {
         var status = ParticipantStatus()
         /// Until then the group does not wait for this participant (it waited in vain before).
         var givenUpUntil = -Double.infinity
+        /// When this participant's stalls made the group hold, recently.
+        var stallHolds: [Double] = []
     }
 
     /// The group holds (paused, `holding`) until everyone it waits for is there, or `deadline`.
@@ -82,11 +92,15 @@ public struct RoomSequencer: Sendable {
         var nextParticipantsBroadcast: Double
         /// The first media report for the current activity: everyone else's is compared with it.
         var mediaReference: (name: String, info: MediaInfo)?
+        /// Who was already named as having a different file, for this activity (named once).
+        var mismatchesAnnounced: Set<String> = []
     }
 
     public let configuration: Configuration
     private var connections: [ConnectionID: Connection] = [:]
     private var rooms: [String: Room] = [:]
+    /// Recently ended rooms: who ended them, and until when that is remembered.
+    private var endedRooms: [String: (by: String, until: Double)] = [:]
 
     public init(configuration: Configuration = .init()) {
         self.configuration = configuration
@@ -160,7 +174,7 @@ public struct RoomSequencer: Sendable {
                 return []
             case .status(let status): return statusChanged(status, of: id, named: name, in: roomName, now: now)
             case .media(let activity, let info): return mediaReported(info, activity: activity, by: name, in: roomName)
-            case .end: return end(roomName, by: name)
+            case .end: return end(roomName, by: name, now: now)
             default: return []
             }
         }
@@ -191,6 +205,19 @@ public struct RoomSequencer: Sendable {
         // A new room starts at the beginning, paused, with the joiner's media as its activity;
         // unless the joiner was in this room before (the server restarted): then it carries on
         // from where that participant's group was.
+        endedRooms = endedRooms.filter { $0.value.until > now }
+        if rooms[hello.room] == nil, hello.resume != nil, let ended = endedRooms[hello.room] {
+            // A participant that lost its link just before the end: it would otherwise restart the
+            // room from its `resume`. Tell it the activity ended.
+            connections[id] = nil
+            return [.send(id, .ended(by: ended.by)), .close(id)]
+        }
+        var outputs: [Output] = []
+        if hello.resume != nil, let previous = rooms[hello.room]?.members.first(where: { connections[$0]?.name == hello.name }) {
+            // The same participant reconnecting (its hello says where its group was) while its old
+            // connection still looks alive (a half-open TCP link): the new one replaces it.
+            outputs += disconnected(previous, now: now) + [.close(previous)]
+        }
         let start = hello.resume.map {
             GroupTimeline(seq: 0, position: $0.position, reference: now, rate: $0.rate, playing: $0.playing)
         } ?? .initial(at: now)
@@ -215,13 +242,14 @@ public struct RoomSequencer: Sendable {
         let welcome = ServerMessage.welcome(.init(
             name: hello.name, room: hello.room, timeline: room.timeline, participants: participants(in: hello.room),
             activity: room.activity, policy: policy))
-        return [.send(id, welcome)] + broadcast(.notice(Notice(actor: hello.name, action: .join)), in: hello.room)
+        return outputs + [.send(id, welcome)] + broadcast(.notice(Notice(actor: hello.name, action: .join)), in: hello.room)
     }
 
     /// Ends the activity for everyone: all hear who ended it, then every connection is closed and
     /// the room forgotten.
-    private mutating func end(_ roomName: String, by name: String) -> [Output] {
+    private mutating func end(_ roomName: String, by name: String, now: Double) -> [Output] {
         guard let room = rooms.removeValue(forKey: roomName) else { return [] }
+        endedRooms[roomName] = (name, now + configuration.endedRoomMemory)
         var outputs: [Output] = []
         for member in room.members {
             connections[member] = nil
@@ -278,8 +306,10 @@ public struct RoomSequencer: Sendable {
                 seq: seq, position: target, reference: now, rate: old.rate, playing: false, holding: wasPlaying)
             notice = Notice(actor: name, action: .seek, position: target, from: action.from ?? old.position(at: now), to: target)
             if wasPlaying {
+                // A seek during a longer hold (an open) keeps that hold's bound and readiness.
                 room.hold = Hold(
-                    seq: seq, deadline: now + configuration.seekReadyTimeout, announceAt: now + configuration.announceDelay,
+                    seq: seq, deadline: max(now + configuration.seekReadyTimeout, previousHold?.deadline ?? 0),
+                    needsReadiness: previousHold?.needsReadiness ?? false, announceAt: now + configuration.announceDelay,
                     since: now)
             }
         case .speed:
@@ -305,6 +335,9 @@ public struct RoomSequencer: Sendable {
             activity = opened
             room.activity = opened
             room.mediaReference = nil
+            room.mismatchesAnnounced = []
+            // New media, new chances: wait for everyone again.
+            for member in room.members { connections[member]?.givenUpUntil = -.infinity }
             timeline = GroupTimeline(seq: seq, position: 0, reference: now, rate: old.rate, playing: false, holding: true)
             room.hold = Hold(
                 seq: seq, deadline: now + configuration.openTimeout, needsReadiness: configuration.playWhenReady,
@@ -364,6 +397,15 @@ public struct RoomSequencer: Sendable {
         // Loading (a late joiner, or one still opening switched media) does not stop a group that
         // already plays: the loader catches up when ready. Holds for `open` and play wait for it.
         if let stall = status.stall, stall != .loading, old.stall == nil, waited, room.timeline.playing, room.hold == nil {
+            let recent = (connections[id]?.stallHolds ?? []).filter { now - $0 < configuration.stallWindow }
+            if recent.count >= configuration.maxStallHolds {
+                // It keeps stalling: stop holding everyone for it (it catches up on its own).
+                connections[id]?.stallHolds = []
+                connections[id]?.givenUpUntil = now + configuration.giveUpCooldown
+                let notice = Notice(actor: name, action: .continued, others: [name], detail: "keeps stalling")
+                return outputs + broadcast(.notice(notice), in: roomName)
+            }
+            connections[id]?.stallHolds = recent + [now]
             // A participant that cannot keep up while the group plays: hold everyone where the
             // group is, say who we wait for, and give it `waitTimeout` to come back.
             var held = room
@@ -442,7 +484,8 @@ public struct RoomSequencer: Sendable {
             return []
         }
         let differences = info.differences(from: reference.info)
-        guard !differences.isEmpty else { return [] }
+        guard !differences.isEmpty, !room.mismatchesAnnounced.contains(name) else { return [] }
+        rooms[roomName]?.mismatchesAnnounced.insert(name)
         return broadcast(.notice(Notice(
             actor: name, action: .mismatch, others: [reference.name], detail: differences.joined(separator: ", "))),
             in: roomName)

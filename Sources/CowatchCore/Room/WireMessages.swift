@@ -492,7 +492,9 @@ extension ClientMessage {
 extension GroupTimeline {
     var json: JSONValue {
         [
-            "seq": .number(Double(seq)), "position": .number(position), "reference": .number(reference),
+            // Clamped to what the wire accepts (115 days), so a runaway room cannot make every
+            // participant refuse its timeline.
+            "seq": .number(Double(seq)), "position": .number(min(max(0, position), 1e7)), "reference": .number(reference),
             "rate": .number(rate), "playing": .bool(playing), "holding": .bool(holding),
         ]
     }
@@ -520,7 +522,7 @@ extension Activity {
     init(wire reader: WireReader) throws(CowatchError) {
         self.init(
             id: try reader.optionalInteger("id") ?? 0, url: try reader.url("url"),
-            title: try reader.optionalString("title", maxLength: Activity.maxTitleBytes),
+            title: try reader.optionalText("title", maxLength: Activity.maxTitleBytes),
             type: try reader.raw("type") == nil ? .watch : reader.enumeration("type", ActivityType.self),
             fallbackURL: try reader.optionalURL("fallback_url"),
             openedBy: try reader.raw("opened_by") == nil ? nil : reader.name("opened_by", maxLength: ParticipantName.maxLength))
@@ -595,8 +597,8 @@ extension Notice {
             position: try reader.optionalNumber("position", range: 0...1e7),
             from: try reader.optionalNumber("from", range: 0...1e7), to: try reader.optionalNumber("to", range: 0...1e7),
             rate: try reader.optionalNumber("rate", range: ControlCommand.speedRange),
-            others: try reader.optionalNames("others"), detail: try reader.optionalString("detail", maxLength: 512),
-            title: try reader.optionalString("title", maxLength: 4096))
+            others: try reader.optionalNames("others"), detail: try reader.optionalText("detail", maxLength: 512),
+            title: try reader.optionalText("title", maxLength: 4096))
     }
 }
 
@@ -612,7 +614,7 @@ extension ParticipantInfo {
         let reader = try WireReader(object: value)
         self.init(
             name: try reader.name("name", maxLength: ParticipantName.maxLength),
-            state: try reader.optionalString("state", maxLength: 32) ?? "joined",
+            state: try reader.optionalText("state", maxLength: 32) ?? "joined",
             drift: try reader.optionalNumber("drift", range: -1e7...1e7),
             rtt: try reader.optionalNumber("rtt", range: 0...3600),
             status: try reader.optionalObject("status").map { reader throws(CowatchError) in try ParticipantStatus(wire: reader) } ?? .init())

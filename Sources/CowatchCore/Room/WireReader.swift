@@ -110,6 +110,16 @@ extension WireReader {
         return value
     }
 
+    /// Text shown to people (titles, reasons): bounded, and without control characters, which
+    /// could drive a terminal that prints it.
+    func optionalText(_ key: String, maxLength: Int) throws(CowatchError) -> String? {
+        guard let value = try optionalString(key, maxLength: maxLength) else { return nil }
+        guard !value.unicodeScalars.contains(where: { $0.value < 0x20 || (0x7f...0x9f).contains($0.value) }) else {
+            throw Self.violation("\"\(key)\" must not contain control characters")
+        }
+        return value
+    }
+
     /// A bounded list of participant names.
     func optionalNames(_ key: String) throws(CowatchError) -> [String]? {
         guard let raw = raw(key) else { return nil }

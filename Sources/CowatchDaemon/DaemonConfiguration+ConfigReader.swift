@@ -24,6 +24,8 @@ public struct DaemonFlags: Sendable {
     public var waitForMe: Bool?
     public var playWhenReady: Bool?
     public var waitTimeout: Double?
+    public var openTimeout: Double?
+    public var seekTimeout: Double?
     public init() {}
 }
 
@@ -80,11 +82,17 @@ extension DaemonConfiguration {
         put("wait-for-me", flags.waitForMe.map(ConfigContent.bool))
         put("play-when-ready", flags.playWhenReady.map(ConfigContent.bool))
         put("wait-timeout", flags.waitTimeout.map(ConfigContent.double))
+        put("open-timeout", flags.openTimeout.map(ConfigContent.double))
+        put("seek-timeout", flags.seekTimeout.map(ConfigContent.double))
         let flagReader = ConfigReader(provider: InMemoryProvider(name: "flags", values: flagValues))
         let layered = LayeredConfig(sources: [("flag", flagReader), ("environment", env), ("config file \(filePath)", file)])
 
         guard let media = try layered.string("media"), !media.isEmpty else {
             throw CowatchError(.invalidConfiguration, "no media given: use --media URL (or COWATCH_MEDIA, or \"media\" in the config file)")
+        }
+        // The room protocol carries it (as the activity's URL): the same rules apply here.
+        guard media.utf8.count <= 4096, !media.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7f }) else {
+            throw CowatchError(.invalidConfiguration, "media must be at most 4096 bytes without control characters")
         }
         let name = try ParticipantName.validate(
             try layered.string("name") ?? ControlSocketPath.defaultName(environment: environment))

@@ -77,6 +77,8 @@ public actor PlayerController: ControlRequestHandler {
     }
 
     private var loadGeneration = 0
+    /// `loadfile`s whose START_FILE has not arrived: until then, file events are the old file's.
+    private var pendingStarts = 0
 
     private func load(_ url: String) async throws(CowatchError) {
         fileLoaded = false
@@ -84,8 +86,10 @@ public actor PlayerController: ControlRequestHandler {
         let generation = loadGeneration
         mediaURL.withLock { $0 = url }
         do {
+            pendingStarts += 1
             try player.command(["loadfile", url, "replace"])
         } catch {
+            pendingStarts -= 1
             throw CowatchError(.mediaUnavailable, "cannot open \(url): \(error.reason)")
         }
         let timeout = configuration.openTimeout
@@ -142,9 +146,9 @@ public actor PlayerController: ControlRequestHandler {
         roomEvents?.yield(event)
         switch event {
         case .fileLoaded:
-            fileLoaded = true
+            if pendingStarts == 0 { fileLoaded = true }
         case .endFile(let reason, let error):
-            if reason == .error {
+            if reason == .error && pendingStarts == 0 {
                 let why = lastErrorLine.map { "\(error?.reason ?? "loading failed") (\($0))" }
                     ?? (error?.reason ?? "loading failed")
                 let failure = CowatchError(.mediaUnavailable, "cannot open \(mediaURL.withLock { $0 }): \(why)")
@@ -160,7 +164,7 @@ public actor PlayerController: ControlRequestHandler {
         case .seek:
             for id in restartWaiters.keys { seekStartedSinceRegistration.insert(id) }
         case .playbackRestart:
-            if fileLoaded { finishLoad(.success(())) }
+            if fileLoaded && pendingStarts == 0 { finishLoad(.success(())) }
             let ready = restartWaiters.filter { seekStartedSinceRegistration.contains($0.key) }
             for (id, waiter) in ready {
                 restartWaiters[id] = nil
@@ -191,7 +195,7 @@ public actor PlayerController: ControlRequestHandler {
             logger.debug("mpv shut down", metadata: ["cowatch.player": "shutdown"])
             if let handler = shutdownHandler { Task { await handler() } }
         case .startFile:
-            break
+            pendingStarts = max(0, pendingStarts - 1)
         }
     }
 

@@ -37,15 +37,26 @@ extension RoomSession {
     func currentStall(now: Double) -> StallReason? {
         if loading != nil { return .loading }
         if buffering { return .buffering }
-        if seeking, let started = seekStartedAt, now - started > Self.slowSeek { return .seeking }
+        if seeking, !seekIsOurs, let started = seekStartedAt, now - started > Self.slowSeek { return .seeking }
         return nil
     }
 
-    /// Tells the room when our stall changes.
+    /// Tells the room when our stall (or whether to wait for us) changes.
     func updateStatus(now: Double) {
         var status = coordinator.status
         status.stall = currentStall(now: now)
+        status.waitForMe = userWaitForMe && !cannotPlay
         perform(coordinator.setStatus(status))
+    }
+
+    /// Forgets seeks in flight (a new file, or a session that ended): their events must not
+    /// become group actions later.
+    func forgetSeeks() {
+        userSeekFrom = nil
+        ourSeeks = []
+        seeking = false
+        seekStartedAt = nil
+        seekIsOurs = false
     }
 
     // MARK: Commanding
@@ -66,6 +77,7 @@ extension RoomSession {
             case .seek(let target):
                 ourSeeks.append(now)
                 seeking = true
+                seekIsOurs = true
                 seekStartedAt = now
                 frameClock.reset()
                 try player.command(["seek", String(max(0, target)), "absolute+exact"])
@@ -87,15 +99,18 @@ extension RoomSession {
             seekStartedAt = seekStartedAt ?? now
             if ourSeeks.isEmpty {
                 seeking = true
+                seekIsOurs = false
                 if loading == nil { userSeekFrom = userSeekFrom ?? coordinator.expectedPosition(atLocal: now) }
             } else {
                 ourSeeks.removeFirst()
                 seeking = true
             }
+        case .startFile:
+            pendingStarts = max(0, pendingStarts - 1)
         case .fileLoaded:
-            if loading != nil { loadingFileLoaded = true }
+            if loading != nil && pendingStarts == 0 { loadingFileLoaded = true }
         case .endFile(let reason, _):
-            guard reason == .error else { break }
+            guard reason == .error, pendingStarts == 0 else { break }
             if loading != nil {
                 loadFailed()
             } else {
@@ -105,6 +120,7 @@ extension RoomSession {
             seeking = false
             seekStartedAt = nil
             frameClock.reset()
+            if pendingStarts > 0 { return }  // the replaced file's
             if loading != nil {
                 if loadingFileLoaded { finishLoading() }
                 return
@@ -154,25 +170,67 @@ extension RoomSession {
     /// The room's activity is `activity`: load its media unless the player has it. The room's
     /// first media (id 0) is each participant's own copy, from its own `--media`: never replaced.
     func activityChanged(_ activity: Activity) {
-        if activity.id == 0 || activity.url == mediaURL.withLock({ $0 }) || activity.fallbackURL == mediaURL.withLock({ $0 }) {
+        let current = mediaURL.withLock { $0 }
+        if activity.id == 0 || activity.url == current || activity.fallbackURL == current {
             if loading == nil { reportMedia() }
             return
         }
-        startLoading(activity, url: activity.url)
+        cannotPlay = false
+        if Self.isOpenable(activity.url) {
+            startLoading(activity, url: activity.url)
+        } else if let fallback = activity.fallbackURL, Self.isOpenable(fallback) {
+            loadingTriedFallback = true
+            startLoading(activity, url: fallback)
+        } else {
+            publishError(CowatchError(
+                .mediaUnavailable, "not opening \(activity.url): only files and network URLs are opened for the room"))
+            cannotPlay = true
+            updateStatus(now: monotonicNow())
+        }
+    }
+
+    /// What the room may make this player open: a regular file or a network stream; not mpv's
+    /// internal sources (`av://`, `edl://`, `fd://`, …) nor devices.
+    static func isOpenable(_ url: String) -> Bool {
+        if let path = MediaFingerprint.localPath(of: url) {
+            // Missing files are fine here (mpv says why, the fallback is tried); devices are not.
+            guard let attributes = try? FileManager.default.attributesOfItem(atPath: path) else { return true }
+            return attributes[.type] as? FileAttributeType == .typeRegular
+        }
+        let scheme = url.prefix(while: { $0 != ":" }).lowercased()
+        return ["http", "https", "ftp", "sftp", "smb", "rtsp", "rtmp", "rtmps", "hls"].contains(scheme)
     }
 
     private func startLoading(_ activity: Activity, url: String) {
         loading = activity
         loadingFileLoaded = false
+        loadGeneration += 1
+        let generation = loadGeneration
+        forgetSeeks()
         mediaURL.withLock { $0 = url }
         updateStatus(now: monotonicNow())
         // Held until the group starts together; the room's timeline says when.
         apply(.setPaused(true))
         do {
+            pendingStarts += 1
             try player.command(["loadfile", url, "replace"])
         } catch {
+            pendingStarts -= 1
             loadFailed()
+            return
         }
+        // A source that never answers (an unreachable host) fails like one that refuses.
+        let timeout = configuration.openTimeout
+        Task { [weak self] in
+            try? await Task.sleep(for: .seconds(timeout))
+            await self?.loadTimedOut(generation)
+        }
+    }
+
+    private func loadTimedOut(_ generation: Int) {
+        guard generation == loadGeneration, loading != nil else { return }
+        publishError(CowatchError(.timeout, "\(mediaURL.withLock { $0 }) did not open within \(Int(configuration.openTimeout)) s"))
+        loadFailed()
     }
 
     /// The new media cannot be opened: try the activity's fallback once, else give up and let
@@ -180,7 +238,7 @@ extension RoomSession {
     private func loadFailed() {
         guard let activity = loading else { return }
         let tried = mediaURL.withLock { $0 }
-        if !loadingTriedFallback, let fallback = activity.fallbackURL, fallback != tried {
+        if !loadingTriedFallback, let fallback = activity.fallbackURL, fallback != tried, Self.isOpenable(fallback) {
             loadingTriedFallback = true
             publishError(CowatchError(.mediaUnavailable, "cannot open \(tried); trying the fallback \(fallback)"))
             startLoading(activity, url: fallback)
@@ -188,13 +246,16 @@ extension RoomSession {
         }
         loading = nil
         loadingTriedFallback = false
-        publishError(CowatchError(.mediaUnavailable, "cannot open \(tried) (\(activity.displayTitle))"))
+        loadGeneration += 1
+        cannotPlay = true
+        publishError(CowatchError(.mediaUnavailable, "cannot open \(tried) (\(activity.displayTitle)); the group goes on without this player"))
         updateStatus(now: monotonicNow())
     }
 
     private func finishLoading() {
         loading = nil
         loadingTriedFallback = false
+        loadGeneration += 1
         probeTracks()
         logger.debug("switched media", metadata: ["cowatch.media": "\(mediaURL.withLock { $0 })"])
         updateStatus(now: monotonicNow())
@@ -209,7 +270,10 @@ extension RoomSession {
     /// Duration from the player; size and a fingerprint of the first megabytes for local files.
     static func mediaInfo(url: String, player: MpvPlayer) -> MediaInfo {
         var info = MediaInfo(duration: try? player.getDouble("duration"))
-        guard let path = MediaFingerprint.localPath(of: url), let handle = FileHandle(forReadingAtPath: path) else {
+        guard let path = MediaFingerprint.localPath(of: url),
+            (try? FileManager.default.attributesOfItem(atPath: path))?[.type] as? FileAttributeType == .typeRegular,
+            let handle = FileHandle(forReadingAtPath: path)
+        else {
             return info
         }
         defer { try? handle.close() }

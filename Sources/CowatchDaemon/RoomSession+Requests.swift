@@ -93,7 +93,8 @@ extension RoomSession {
     func setStatus(ready: Bool? = nil, waitForMe: Bool? = nil) {
         var status = coordinator.status
         if let ready { status.ready = ready }
-        if let waitForMe { status.waitForMe = waitForMe }
+        if let waitForMe { userWaitForMe = waitForMe }
+        status.waitForMe = userWaitForMe && !cannotPlay
         perform(coordinator.setStatus(status))
     }
 
@@ -130,7 +131,7 @@ extension RoomSession {
                 "play_when_ready": .bool(coordinator.policy.playWhenReady),
                 "wait_timeout": .number(coordinator.policy.waitTimeout),
             ],
-            "ready": .bool(status.ready), "wait_for_me": .bool(status.waitForMe),
+            "ready": .bool(status.ready), "wait_for_me": .bool(userWaitForMe), "can_play": .bool(!cannotPlay),
             "stall": status.stall.map { .string($0.rawValue) } ?? .null,
             // Who is stalled and asks to be waited for (the server may still have given up on them).
             "waiting_for": .array(

@@ -49,6 +49,18 @@ actor RoomSession {
     var loading: Activity?
     var loadingFileLoaded = false
     var loadingTriedFallback = false
+    /// `loadfile`s whose START_FILE has not arrived yet: until it has, mpv's file events belong
+    /// to a file we already replaced, and are not taken for the one loading now.
+    var pendingStarts = 0
+    /// Bumped per load, so a timeout only fails the load it was set for.
+    var loadGeneration = 0
+    /// The switched-to media could not be opened at all: the group need not wait for us until
+    /// the next activity (the person's own "wait for me" setting is kept apart).
+    var cannotPlay = false
+    var userWaitForMe = true
+    /// The seek in flight was ordered by us (a group action or a drift correction): those are
+    /// covered by the room's own holds and never reported as a stall.
+    var seekIsOurs = false
 
     /// Seconds a seek may take before this participant reports itself stalled (`seeking`).
     static let slowSeek = 0.5
@@ -98,6 +110,7 @@ actor RoomSession {
             url: configuration.media,
             title: (configuration.title ?? (try? player.getString("media-title"))).map(Activity.clampedTitle),
             type: configuration.activityType ?? (hasVideo ? .watch : .listen), fallbackURL: configuration.fallbackURL)
+        userWaitForMe = configuration.waitForMe
         coordinator = RoomCoordinator(
             name: configuration.name, room: room.room, activity: activity,
             status: ParticipantStatus(ready: configuration.readyAtStart, waitForMe: configuration.waitForMe),
@@ -129,8 +142,14 @@ actor RoomSession {
                 continue
             }
             publishSession()
-            let end = await connectOnce()
+            var end = await connectOnce()
             send = nil
+            if leaveRequested {
+                // Asked to leave and the link dropped before the bye: that is still a leave.
+                leaveRequested = false
+                end = .left
+            }
+            forgetSeeks()
             if end == .lost, machine.state == .joined {
                 publishError(CowatchError(.ioError, "lost the room server; reconnecting"))
             }

@@ -86,6 +86,14 @@ struct CowatchDaemonCommand: AsyncParsableCommand {
         "With --host: seconds the group waits for a stalled or unready participant (default: 5).", valueName: "SECONDS"))
     var waitTimeout: Double?
 
+    @Option(name: .long, help: ArgumentHelp(
+        "Seconds opening media may take before it counts as failed (default: 30).", valueName: "SECONDS"))
+    var openTimeout: Double?
+
+    @Option(name: .long, help: ArgumentHelp(
+        "Seconds a seek or group action may take to be confirmed (default: 5).", valueName: "SECONDS"))
+    var seekTimeout: Double?
+
     func run() async throws {
         var flags = DaemonFlags()
         flags.media = media
@@ -107,6 +115,8 @@ struct CowatchDaemonCommand: AsyncParsableCommand {
         flags.waitForMe = waitForMe
         flags.playWhenReady = playWhenReady ? true : nil
         flags.waitTimeout = waitTimeout
+        flags.openTimeout = openTimeout
+        flags.seekTimeout = seekTimeout
         do {
             let configuration = try await DaemonConfiguration.load(
                 flags: flags, environment: ProcessInfo.processInfo.environment)

@@ -144,6 +144,34 @@ struct SessionLifecycleTests {
         #expect(error?.fields["message"]?.stringValue?.contains("fallback") == true)
     }
 
+    @Test("open of a stream that never answers: after the open timeout each daemon tries the fallback")
+    func openTimesOut() throws {
+        let media = try TestMedia.audioVideo()
+        let fallback = try TestMedia.videoOnly()
+        let http = try SlowMediaServer(file: media)
+        defer { http.close() }
+        http.stall(for: 120)
+        var group = try Group(room: "timeout-room")
+        try group.add("ivy", media: media, arguments: ["--open-timeout", "3"])
+        try group.add("jay", media: media, arguments: ["--open-timeout", "3"])
+        let started = monotonicNow()
+        try group.clients[0].request(.open(.init(url: http.url, fallbackURL: fallback)))
+        let timedOut = try group.listeners[1].waitForEvent(named: "error", timeout: 10) { $0.fields["code"] == "timeout" }
+        #expect(timedOut != nil)
+        for client in group.clients {
+            _ = try client.waitForStatus(timeout: 20) { $0.media == fallback && !$0.paused }
+        }
+        #expect(monotonicNow() - started >= 2.5)
+        // Not a source for the room: mpv's internal ones are refused, and the group goes on.
+        try group.clients[1].request(.open(.init(url: "av://lavfi:anullsrc")))
+        let refused = try group.listeners[0].waitForEvent(named: "error", timeout: 10) {
+            $0.fields["message"]?.stringValue?.contains("only files and network URLs") == true
+        }
+        #expect(refused != nil)
+        let status = try group.clients[0].status()
+        #expect(status.extra["room"]?["can_play"] == false)
+    }
+
     @Test("different files: everyone gets a warning naming who has a different one; playback still works")
     func mismatchedFiles() throws {
         var group = try Group(room: "mismatch-room")

@@ -264,7 +264,19 @@ extension RoomSession {
 
     /// Tells the room what our copy of the media looks like, so different files get noticed.
     func reportMedia() {
-        perform(coordinator.mediaLoaded(Self.mediaInfo(url: mediaURL.withLock { $0 }, player: player)))
+        let url = mediaURL.withLock { $0 }
+        let activityID = coordinator.activity.id
+        let player = self.player
+        // Reading 4 MiB may be slow on a network filesystem: not on the actor, whose tick keeps time.
+        Task.detached { [weak self] in
+            let info = Self.mediaInfo(url: url, player: player)
+            await self?.mediaMeasured(info, activityID: activityID)
+        }
+    }
+
+    private func mediaMeasured(_ info: MediaInfo, activityID: Int) {
+        guard coordinator.activity.id == activityID else { return }  // switched meanwhile
+        perform(coordinator.mediaLoaded(info))
     }
 
     /// Duration from the player; size and a fingerprint of the first megabytes for local files.

@@ -50,7 +50,7 @@ public enum Daemon {
                     services.append(.init(service: server))
                 }
                 let session = RoomSession(
-                    player: player, configuration: configuration, room: room, mediaURL: controller.mediaURL,
+                    player: player, configuration: configuration, room: room, media: controller.media,
                     events: hub, logger: logger)
                 let playerEvents = await controller.attach(room: session)
                 // Returning normally means "quit" (someone ended the activity and on-end is quit).

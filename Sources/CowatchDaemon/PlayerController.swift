@@ -28,15 +28,15 @@ public actor PlayerController: ControlRequestHandler {
     private var room: RoomSession?
     private var roomEvents: AsyncStream<MpvEvent>.Continuation?
     private var fileLoaded = false
-    /// The media the player has: `--media`, until the room switches it (`open`).
-    public nonisolated let mediaURL: Locked<String>
+    /// Loads media and knows which file the player has: `--media`, until switched (`open`).
+    nonisolated let media: MediaLoader
 
     public init(player: MpvPlayer, configuration: DaemonConfiguration, events: EventHub, logger: Logger) {
         self.player = player
         self.configuration = configuration
         self.events = events
         self.logger = logger
-        self.mediaURL = Locked(configuration.media)
+        self.media = MediaLoader(player: player, url: configuration.media)
     }
 
     /// Puts the player under a room's control: playback commands become group actions, and the
@@ -77,19 +77,14 @@ public actor PlayerController: ControlRequestHandler {
     }
 
     private var loadGeneration = 0
-    /// `loadfile`s whose START_FILE has not arrived: until then, file events are the old file's.
-    private var pendingStarts = 0
 
     private func load(_ url: String) async throws(CowatchError) {
         fileLoaded = false
         loadGeneration += 1
         let generation = loadGeneration
-        mediaURL.withLock { $0 = url }
         do {
-            pendingStarts += 1
-            try player.command(["loadfile", url, "replace"])
+            try media.load(url)
         } catch {
-            pendingStarts -= 1
             throw CowatchError(.mediaUnavailable, "cannot open \(url): \(error.reason)")
         }
         let timeout = configuration.openTimeout
@@ -143,15 +138,16 @@ public actor PlayerController: ControlRequestHandler {
     }
 
     private func handle(_ event: MpvEvent) {
+        if media.isStale(event) { return }
         roomEvents?.yield(event)
         switch event {
         case .fileLoaded:
-            if pendingStarts == 0 { fileLoaded = true }
+            fileLoaded = true
         case .endFile(let reason, let error):
-            if reason == .error && pendingStarts == 0 {
+            if reason == .error {
                 let why = lastErrorLine.map { "\(error?.reason ?? "loading failed") (\($0))" }
                     ?? (error?.reason ?? "loading failed")
-                let failure = CowatchError(.mediaUnavailable, "cannot open \(mediaURL.withLock { $0 }): \(why)")
+                let failure = CowatchError(.mediaUnavailable, "cannot open \(media.current): \(why)")
                 if loadWaiter != nil {
                     finishLoad(.failure(failure))
                 } else if room == nil {
@@ -164,7 +160,7 @@ public actor PlayerController: ControlRequestHandler {
         case .seek:
             for id in restartWaiters.keys { seekStartedSinceRegistration.insert(id) }
         case .playbackRestart:
-            if fileLoaded && pendingStarts == 0 { finishLoad(.success(())) }
+            if fileLoaded { finishLoad(.success(())) }
             let ready = restartWaiters.filter { seekStartedSinceRegistration.contains($0.key) }
             for (id, waiter) in ready {
                 restartWaiters[id] = nil
@@ -195,7 +191,7 @@ public actor PlayerController: ControlRequestHandler {
             logger.debug("mpv shut down", metadata: ["cowatch.player": "shutdown"])
             if let handler = shutdownHandler { Task { await handler() } }
         case .startFile:
-            pendingStarts = max(0, pendingStarts - 1)
+            break
         }
     }
 
@@ -227,7 +223,7 @@ public actor PlayerController: ControlRequestHandler {
             speed: (room?.following.withLock({ $0 }) == true ? room?.groupRate.withLock({ $0 }) : nil)
                 ?? (try? player.getDouble("speed")) ?? 1,
             duration: try? player.getDouble("duration"),
-            media: mediaURL.withLock { $0 },
+            media: media.current,
             title: try? player.getString("media-title"),
             name: configuration.name,
             eof: (try? player.getFlag("eof-reached")) ?? false)
@@ -300,8 +296,7 @@ public actor PlayerController: ControlRequestHandler {
             throw CowatchError(.notInRoom, "this daemon is not in a room")
         case .open(let open):
             // Alone: just switch the media.
-            try mpv { try player.command(["loadfile", open.url, "replace"]) }
-            mediaURL.withLock { $0 = open.url }
+            try mpv { try media.load(open.url) }
         case .quit:
             // Give the reply a moment to reach the client before connections are torn down.
             if let handler = shutdownHandler {

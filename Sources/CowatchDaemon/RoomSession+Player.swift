@@ -105,22 +105,19 @@ extension RoomSession {
                 ourSeeks.removeFirst()
                 seeking = true
             }
-        case .startFile:
-            pendingStarts = max(0, pendingStarts - 1)
         case .fileLoaded:
-            if loading != nil && pendingStarts == 0 { loadingFileLoaded = true }
+            if loading != nil { loadingFileLoaded = true }
         case .endFile(let reason, _):
-            guard reason == .error, pendingStarts == 0 else { break }
+            guard reason == .error else { break }
             if loading != nil {
                 loadFailed()
             } else {
-                publishError(CowatchError(.mediaUnavailable, "playing \(mediaURL.withLock { $0 }) failed"))
+                publishError(CowatchError(.mediaUnavailable, "playing \(media.current) failed"))
             }
         case .playbackRestart:
             seeking = false
             seekStartedAt = nil
             frameClock.reset()
-            if pendingStarts > 0 { return }  // the replaced file's
             if loading != nil {
                 if loadingFileLoaded { finishLoading() }
                 return
@@ -170,7 +167,7 @@ extension RoomSession {
     /// The room's activity is `activity`: load its media unless the player has it. The room's
     /// first media (id 0) is each participant's own copy, from its own `--media`: never replaced.
     func activityChanged(_ activity: Activity) {
-        let current = mediaURL.withLock { $0 }
+        let current = media.current
         if activity.id == 0 || activity.url == current || activity.fallbackURL == current {
             if loading == nil { reportMedia() }
             return
@@ -207,18 +204,15 @@ extension RoomSession {
         loadGeneration += 1
         let generation = loadGeneration
         forgetSeeks()
-        mediaURL.withLock { $0 = url }
-        updateStatus(now: monotonicNow())
         // Held until the group starts together; the room's timeline says when.
         apply(.setPaused(true))
         do {
-            pendingStarts += 1
-            try player.command(["loadfile", url, "replace"])
+            try media.load(url)
         } catch {
-            pendingStarts -= 1
             loadFailed()
             return
         }
+        updateStatus(now: monotonicNow())
         // A source that never answers (an unreachable host) fails like one that refuses.
         let timeout = configuration.openTimeout
         Task { [weak self] in
@@ -229,7 +223,7 @@ extension RoomSession {
 
     private func loadTimedOut(_ generation: Int) {
         guard generation == loadGeneration, loading != nil else { return }
-        publishError(CowatchError(.timeout, "\(mediaURL.withLock { $0 }) did not open within \(Int(configuration.openTimeout)) s"))
+        publishError(CowatchError(.timeout, "\(media.current) did not open within \(Int(configuration.openTimeout)) s"))
         loadFailed()
     }
 
@@ -237,7 +231,7 @@ extension RoomSession {
     /// the group carry on without us (it stops waiting after its bound).
     private func loadFailed() {
         guard let activity = loading else { return }
-        let tried = mediaURL.withLock { $0 }
+        let tried = media.current
         if !loadingTriedFallback, let fallback = activity.fallbackURL, fallback != tried, Self.isOpenable(fallback) {
             loadingTriedFallback = true
             publishError(CowatchError(.mediaUnavailable, "cannot open \(tried); trying the fallback \(fallback)"))
@@ -257,14 +251,14 @@ extension RoomSession {
         loadingTriedFallback = false
         loadGeneration += 1
         probeTracks()
-        logger.debug("switched media", metadata: ["cowatch.media": "\(mediaURL.withLock { $0 })"])
+        logger.debug("switched media", metadata: ["cowatch.media": "\(media.current)"])
         updateStatus(now: monotonicNow())
         reportMedia()
     }
 
     /// Tells the room what our copy of the media looks like, so different files get noticed.
     func reportMedia() {
-        let url = mediaURL.withLock { $0 }
+        let url = media.current
         let activityID = coordinator.activity.id
         let player = self.player
         // Reading 4 MiB may be slow on a network filesystem: not on the actor, whose tick keeps time.

@@ -9,7 +9,7 @@ import CowatchCore
 extension RoomSession {
     /// Turns a playback command into a group action and waits until the server applied it.
     func request(_ command: ControlCommand, seekTimeout: Double) async throws(CowatchError) {
-        guard coordinator.isJoined, send != nil, machine.state == .joined else {
+        guard machine.state == .joined, send != nil else {
             throw CowatchError(.notInRoom, "not in the room yet (\(machine.state.name))")
         }
         let now = monotonicNow()

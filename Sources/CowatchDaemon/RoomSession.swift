@@ -20,8 +20,8 @@ actor RoomSession {
 
     var coordinator: RoomCoordinator
     var machine: GroupSessionMachine
-    /// The media the player has (the room's, after an `open`); `get_status` shows it.
-    nonisolated let mediaURL: Locked<String>
+    /// Loads media; knows what the player has (the room's, after an `open`).
+    let media: MediaLoader
     /// The group's rate, readable without awaiting the actor: `get_status` and `state` events
     /// report it rather than the player's momentary, drift-corrected speed.
     nonisolated let groupRate = Locked<Double?>(nil)
@@ -49,9 +49,6 @@ actor RoomSession {
     var loading: Activity?
     var loadingFileLoaded = false
     var loadingTriedFallback = false
-    /// `loadfile`s whose START_FILE has not arrived yet: until it has, mpv's file events belong
-    /// to a file we already replaced, and are not taken for the one loading now.
-    var pendingStarts = 0
     /// Bumped per load, so a timeout only fails the load it was set for.
     var loadGeneration = 0
     /// The switched-to media could not be opened at all: the group need not wait for us until
@@ -66,13 +63,13 @@ actor RoomSession {
     static let slowSeek = 0.5
 
     init(
-        player: MpvPlayer, configuration: DaemonConfiguration, room: RoomSettings, mediaURL: Locked<String>,
+        player: MpvPlayer, configuration: DaemonConfiguration, room: RoomSettings, media: MediaLoader,
         events: EventHub, logger: Logger
     ) {
         self.player = player
         self.configuration = configuration
         self.room = room
-        self.mediaURL = mediaURL
+        self.media = media
         self.events = events
         self.logger = logger
         self.machine = GroupSessionMachine(configuration: .init(onEnd: configuration.onEnd))

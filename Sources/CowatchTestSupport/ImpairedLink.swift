@@ -47,23 +47,7 @@ public final class ImpairedLink: @unchecked Sendable {
         self.up = up
         self.down = down
         self.random = SeededRandom(seed: seed)
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        var address = Self.loopback(port: 0)
-        var one: Int32 = 1
-        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size))
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
-        guard bound == 0, listen(fd, 16) == 0 else {
-            Glibc.close(fd)
-            throw TestFailure("impaired link: cannot listen")
-        }
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        _ = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
-        }
-        listener = fd
-        port = Int(UInt16(bigEndian: address.sin_port))
+        (listener, port) = try LoopbackSocket.listen(what: "impaired link")
         Thread { [self] in acceptLoop() }.start()
     }
 
@@ -86,20 +70,12 @@ public final class ImpairedLink: @unchecked Sendable {
         }
     }
 
-    static func loopback(port: Int) -> sockaddr_in {
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = UInt16(port).bigEndian
-        return address
-    }
-
     private func acceptLoop() {
         while true {
             let client = accept(listener, nil, nil)
             if client < 0 { return }
             let server = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-            var address = Self.loopback(port: upstreamPort)
+            var address = LoopbackSocket.address(port: upstreamPort)
             let connected = withUnsafePointer(to: &address) {
                 $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(server, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
             }

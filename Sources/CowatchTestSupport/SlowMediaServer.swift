@@ -61,27 +61,18 @@ public final class SlowMediaServer: @unchecked Sendable {
             Glibc.close(fileDescriptor)
             throw TestFailure("slow media server: \(path) is not a regular file")
         }
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        var address = ImpairedLink.loopback(port: 0)
-        var one: Int32 = 1
-        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size))
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
-        guard fd >= 0, bound == 0, listen(fd, 16) == 0 else {
-            if fd >= 0 { Glibc.close(fd) }
+        let listening: (fd: Int32, port: Int)
+        do {
+            listening = try LoopbackSocket.listen(what: "slow media server")
+        } catch {
             Glibc.close(fileDescriptor)
-            throw TestFailure("slow media server: cannot listen")
+            throw error
         }
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        _ = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
-        }
-        listener = fd
+        listener = listening.fd
         file = path
         self.fileDescriptor = fileDescriptor
         fileSize = Int(status.st_size)
-        port = Int(UInt16(bigEndian: address.sin_port))
+        port = listening.port
         rate = Self.validRate(bytesPerSecond)
         nextSendAt = monotonicNow()
         let name = (path as NSString).lastPathComponent

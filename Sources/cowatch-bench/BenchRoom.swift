@@ -13,17 +13,19 @@ final class BenchRoom {
     let media: String
     let name: String
 
-    init(viewers: Int, media: String, name: String) throws {
-        server = try ServerProcess()
+    init(viewers: Int, media: String, name: String, serverArguments: [String] = []) throws {
+        server = try ServerProcess(extraArguments: serverArguments)
         self.media = media
         self.name = name
         for index in 0..<viewers { try add("viewer\(index)") }
         try waitForParticipants(viewers)
     }
 
-    func add(_ viewer: String) throws {
+    /// Adds a viewer, on the room's media unless `media` says otherwise.
+    func add(_ viewer: String, media: String? = nil, arguments: [String] = []) throws {
         let daemon = try DaemonProcess(
-            name: viewer, media: media, extraArguments: ["--join", server.address, "--room", name, "--no-osd"])
+            name: viewer, media: media ?? self.media,
+            extraArguments: ["--join", server.address, "--room", name, "--no-osd"] + arguments)
         daemons.append(daemon)
         clients.append(try daemon.client())
         probes.append(try daemon.playerProbe())

@@ -75,22 +75,16 @@ struct Lifecycle: ParsableCommand {
 
     /// Seconds from the last viewer's `ready` to the group locked under the play-when-ready policy.
     static func readiness(media: String, run: Int) throws -> Double {
-        let server = try ServerProcess(extraArguments: ["--play-when-ready", "--wait-timeout", "30"])
-        defer { _ = server.terminate() }
-        let daemons = try ["r0", "r1"].map {
-            try DaemonProcess(name: $0, media: media, extraArguments: ["--join", server.address, "--room", "life-r\(run)", "--no-osd"])
-        }
-        defer { for daemon in daemons { daemon.terminate() } }
-        let clients = try daemons.map { try $0.client() }
-        let probes = try daemons.map { try $0.playerProbe() }
-        for client in clients { _ = try client.waitForStatus(timeout: 15) { $0.extra["room"]?["session"] == "joined" } }
-        try clients[0].request(.play)
+        let room = try BenchRoom(
+            viewers: 2, media: media, name: "life-r\(run)", serverArguments: ["--play-when-ready", "--wait-timeout", "30"])
+        defer { room.stop() }
+        try room.clients[0].request(.play)
         sleepSeconds(0.5)
         let start = monotonicNow()
-        try clients[1].request(.setReady(true))
-        for client in clients { _ = try client.waitForStatus(timeout: 10) { !$0.paused } }
+        try room.clients[1].request(.setReady(true))
+        for client in room.clients { _ = try client.waitForStatus(timeout: 10) { !$0.paused } }
         let sampling = monotonicNow() - start
-        guard let lock = SkewSampler(clients: probes).timeToLock(bound: 0.002, rate: 1, timeout: 10) else { return .infinity }
+        guard let lock = SkewSampler(clients: room.probes).timeToLock(bound: 0.002, rate: 1, timeout: 10) else { return .infinity }
         return sampling + lock
     }
 
@@ -101,37 +95,33 @@ struct Lifecycle: ParsableCommand {
     {
         let http = try SlowMediaServer(file: media, bytesPerSecond: 150_000)
         defer { http.close() }
-        let server = try ServerProcess(extraArguments: ["--wait-timeout", String(waitTimeout)])
-        defer { _ = server.terminate() }
-        let common = ["--join", server.address, "--room", "life-s\(run)", "--no-osd"]
-        var daemons = try ["s0", "s1"].map { try DaemonProcess(name: $0, media: media, extraArguments: common) }
-        daemons.append(try DaemonProcess(name: "slow", media: http.url, extraArguments: common + [
+        let room = try BenchRoom(
+            viewers: 2, media: media, name: "life-s\(run)", serverArguments: ["--wait-timeout", String(waitTimeout)])
+        defer { room.stop() }
+        try room.add("slow", media: http.url, arguments: [
             "--mpv", "cache=yes", "--mpv", "demuxer-max-bytes=150KiB", "--mpv", "demuxer-readahead-secs=2",
             "--mpv", "cache-pause-wait=1",
-        ]))
-        defer { for daemon in daemons { daemon.terminate() } }
-        let clients = try daemons.map { try $0.client() }
-        let listener = try daemons[0].client()
+        ])
+        try room.waitForParticipants(3)
+        let listener = try room.daemons[0].client()
         _ = try listener.status()
-        let probes = try daemons.map { try $0.playerProbe() }
-        for client in clients { _ = try client.waitForStatus(timeout: 15) { $0.extra["room"]?["session"] == "joined" } }
-        try clients[0].request(.play)
+        try room.clients[0].request(.play)
         sleepSeconds(3)
         let dark = monotonicNow()
         http.stall(for: darkFor)
         guard try listener.waitForEvent(named: "notice", timeout: darkFor, where: { $0.fields["action"] == "waiting" }) != nil
         else { return (.infinity, .infinity, .infinity) }
         let noticed = monotonicNow()
-        _ = try clients[0].waitForStatus(timeout: 2) { $0.paused }
+        _ = try room.clients[0].waitForStatus(timeout: 2) { $0.paused }
         let held = monotonicNow()
-        _ = try clients[0].waitForStatus(timeout: waitTimeout + 5) { !$0.paused }
+        _ = try room.clients[0].waitForStatus(timeout: waitTimeout + 5) { !$0.paused }
         let released = monotonicNow()
         let back = dark + darkFor
         if back > monotonicNow() { sleepSeconds(back - monotonicNow()) }
         // Locked means: everyone plays again, the slow viewer too, within 2 ms.
-        _ = try clients[2].waitForStatus(timeout: 30) { !$0.paused && $0.extra["room"]?["stall"] == .null }
+        _ = try room.clients[2].waitForStatus(timeout: 30) { !$0.paused && $0.extra["room"]?["stall"] == .null }
         let sampling = monotonicNow() - back
-        let lock = SkewSampler(clients: probes).timeToLock(bound: 0.002, rate: 1, timeout: 30).map { sampling + $0 }
+        let lock = SkewSampler(clients: room.probes).timeToLock(bound: 0.002, rate: 1, timeout: 30).map { sampling + $0 }
         return (noticed - dark, released - held, lock ?? .infinity)
     }
 }

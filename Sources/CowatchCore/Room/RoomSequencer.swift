@@ -409,10 +409,10 @@ public struct RoomSequencer: Sendable {
             // A participant that cannot keep up while the group plays: hold everyone where the
             // group is, say who we wait for, and give it `waitTimeout` to come back.
             var held = room
-            let old = room.timeline
+            let playing = room.timeline
             held.timeline = GroupTimeline(
-                seq: old.seq + 1, position: old.position(at: now), reference: now, rate: old.rate, playing: false,
-                holding: true)
+                seq: playing.seq + 1, position: playing.position(at: now), reference: now, rate: playing.rate,
+                playing: false, holding: true)
             held.hold = Hold(seq: held.timeline.seq, deadline: now + configuration.waitTimeout, since: now)
             rooms[roomName] = held
             let notice = Notice(actor: name, action: .waiting, others: [name], detail: stall.rawValue)
@@ -446,10 +446,8 @@ public struct RoomSequencer: Sendable {
         // Landing takes a moment after any action: only name it once it is late.
         let landingIsLate = now - hold.since >= configuration.announceDelay
         let missing = missing(in: room, hold: hold, now: now).filter { landingIsLate || $0.why != Self.landing }
-        guard let first = missing.first, let actor = connections[first.id]?.name else { return [] }
-        let names = missing.compactMap { connections[$0.id]?.name }
-        let reasons = Array(distinctInOrder(missing.map(\.why)))
-        return broadcast(.notice(Notice(actor: actor, action: .waiting, others: names, detail: reasons.joined(separator: ", "))), in: roomName)
+        guard let notice = notice(.waiting, about: missing) else { return [] }
+        return broadcast(.notice(notice), in: roomName)
     }
 
     /// The hold waited long enough: carry on without whoever is still missing; they catch up on
@@ -457,16 +455,18 @@ public struct RoomSequencer: Sendable {
     private mutating func giveUp(_ roomName: String, now: Double) -> [Output] {
         guard let room = rooms[roomName], let hold = room.hold else { return [] }
         let missing = missing(in: room, hold: hold, now: now)
-        var outputs: [Output] = []
-        if let first = missing.first, let actor = connections[first.id]?.name {
-            for entry in missing { connections[entry.id]?.givenUpUntil = now + configuration.giveUpCooldown }
-            let names = missing.compactMap { connections[$0.id]?.name }
-            let reasons = Array(distinctInOrder(missing.map(\.why)))
-            outputs += broadcast(
-                .notice(Notice(actor: actor, action: .continued, others: names, detail: reasons.joined(separator: ", "))),
-                in: roomName)
-        }
+        for entry in missing { connections[entry.id]?.givenUpUntil = now + configuration.giveUpCooldown }
+        let outputs = notice(.continued, about: missing).map { broadcast(.notice($0), in: roomName) } ?? []
         return outputs + resume(roomName, now: now)
+    }
+
+    /// "waiting for bob and carol (buffering, not ready)" and its "continuing without" twin; nil
+    /// when nobody is missing.
+    private func notice(_ action: NoticeAction, about missing: [(id: ConnectionID, why: String)]) -> Notice? {
+        let names = missing.compactMap { connections[$0.id]?.name }
+        guard let actor = names.first else { return nil }
+        let reasons = distinctInOrder(missing.map(\.why))
+        return Notice(actor: actor, action: action, others: names, detail: reasons.joined(separator: ", "))
     }
 
     // MARK: Media

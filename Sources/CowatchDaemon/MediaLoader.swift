@@ -4,47 +4,69 @@ import CowatchMpv
 /// Switches the player's media, and tells the events of a replaced file from the new one's.
 ///
 /// mpv still reports `end-file`, `file-loaded` and `playback-restart` for a file that a later
-/// `loadfile` has already replaced: until that `loadfile`'s START_FILE arrives, those events are
-/// stale. `PlayerController`, the first reader of the event stream, asks `isStale` for every event
-/// and drops stale ones before anyone (itself, the room session) acts on them.
+/// `loadfile` has already replaced, and may skip a file replaced before it started. Every
+/// `loadfile` returns a playlist entry id; START_FILE and END_FILE carry the id of their file,
+/// and FILE_LOADED and PLAYBACK_RESTART belong to the file last started. An event of any other
+/// entry than the one loaded last is stale. `PlayerController`, the first reader of the event
+/// stream, asks `isStale` for every event and drops stale ones before anyone (itself, the room
+/// session) acts on them.
 ///
-/// Threading: any thread; the state is under locks.
+/// Threading: any thread; the state is under a lock.
 final class MediaLoader: Sendable {
+    private struct State {
+        var url: String
+        /// The entry of the last `loadfile`, and of the last START_FILE seen.
+        var requested: Int64?
+        var started: Int64?
+    }
+
     private let player: MpvPlayer
-    private let url: Locked<String>
-    /// `loadfile`s whose START_FILE has not arrived yet.
-    private let pendingStarts = Locked(0)
+    private let state: Locked<State>
 
     init(player: MpvPlayer, url: String) {
         self.player = player
-        self.url = Locked(url)
+        self.state = Locked(State(url: url))
     }
 
     /// The media the player has, or is loading.
-    var current: String { url.withLock { $0 } }
+    var current: String { state.withLock { $0.url } }
 
     /// `loadfile URL replace`. Throws mpv's refusal (loading errors arrive later, as events).
     func load(_ url: String) throws(MpvError) {
-        self.url.withLock { $0 = url }
-        pendingStarts.withLock { $0 += 1 }
-        do {
-            try player.command(["loadfile", url, "replace"])
-        } catch {
-            pendingStarts.withLock { $0 -= 1 }
-            throw error
+        // Under the lock, so no event of the new entry is judged before its id is known
+        // (mpv only queues the load: this is quick, and mpv never waits for our lock).
+        let outcome = state.withLock { (state: inout State) -> Result<Void, MpvError> in
+            state.url = url
+            let result: MpvNode
+            do throws(MpvError) {
+                result = try player.commandReturning(["loadfile", url, "replace"])
+            } catch {
+                return .failure(error)
+            }
+            if case .map(let fields) = result, case .int64(let entry)? = fields["playlist_entry_id"] {
+                state.requested = entry
+            } else {
+                state.requested = nil  // an mpv without entry ids: nothing is judged stale
+            }
+            return .success(())
         }
+        try outcome.get()
     }
 
     /// Call for every event, in order: true when it belongs to a file already replaced.
     func isStale(_ event: MpvEvent) -> Bool {
-        switch event {
-        case .startFile:
-            pendingStarts.withLock { $0 = max(0, $0 - 1) }
-            return false
-        case .fileLoaded, .endFile, .playbackRestart:
-            return pendingStarts.withLock { $0 } > 0
-        default:
-            return false
+        state.withLock { state in
+            switch event {
+            case .startFile(let entry):
+                state.started = entry
+                return false
+            case .endFile(_, _, let entry):
+                return state.requested.map { $0 != entry } ?? false
+            case .fileLoaded, .playbackRestart:
+                return state.requested.map { $0 != state.started } ?? false
+            default:
+                return false
+            }
         }
     }
 }

@@ -143,7 +143,7 @@ public actor PlayerController: ControlRequestHandler {
         switch event {
         case .fileLoaded:
             fileLoaded = true
-        case .endFile(let reason, let error):
+        case .endFile(let reason, let error, _):
             if reason == .error {
                 let why = lastErrorLine.map { "\(error?.reason ?? "loading failed") (\($0))" }
                     ?? (error?.reason ?? "loading failed")

@@ -107,7 +107,7 @@ extension RoomSession {
             }
         case .fileLoaded:
             if loading != nil { loadingFileLoaded = true }
-        case .endFile(let reason, _):
+        case .endFile(let reason, _, _):
             guard reason == .error else { break }
             if loading != nil {
                 loadFailed()

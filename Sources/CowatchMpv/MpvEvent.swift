@@ -22,12 +22,12 @@ public enum MpvEvent: Sendable, Hashable {
     /// event thread received it (CLOCK_MONOTONIC seconds): for `time-pos` that is, within mpv's
     /// notification latency, when a new frame was shown.
     case propertyChange(name: String, value: MpvNode?, at: Double)
-    /// A file started loading.
-    case startFile
+    /// A file started loading; `entry` is its playlist entry id (what `loadfile` returned).
+    case startFile(entry: Int64)
     /// The file is loaded and playback (or the paused first frame) is about to start.
     case fileLoaded
     /// A file ended; `error` is set when it ended because it could not be played.
-    case endFile(reason: MpvEndFileReason, error: MpvError?)
+    case endFile(reason: MpvEndFileReason, error: MpvError?, entry: Int64)
     /// A seek started.
     case seek
     /// Playback (re)started after a seek or a load: the new position is valid.

@@ -32,7 +32,8 @@ enum MpvEventPump {
         case MPV_EVENT_SHUTDOWN:
             return .shutdown
         case MPV_EVENT_START_FILE:
-            return .startFile
+            let data = event.data?.assumingMemoryBound(to: mpv_event_start_file.self).pointee
+            return .startFile(entry: data?.playlist_entry_id ?? -1)
         case MPV_EVENT_FILE_LOADED:
             return .fileLoaded
         case MPV_EVENT_SEEK:
@@ -43,7 +44,7 @@ enum MpvEventPump {
             guard let data = event.data?.assumingMemoryBound(to: mpv_event_end_file.self).pointee else { return nil }
             let reason = MpvEndFileReason(data.reason)
             let error = data.error < 0 ? MpvError(code: data.error, operation: "loadfile") : nil
-            return .endFile(reason: reason, error: error)
+            return .endFile(reason: reason, error: error, entry: data.playlist_entry_id)
         case MPV_EVENT_PROPERTY_CHANGE:
             guard let data = event.data?.assumingMemoryBound(to: mpv_event_property.self).pointee,
                 let name = data.name.map({ String(cString: $0) })

@@ -64,13 +64,21 @@ public final class MpvPlayer: Sendable {
     /// Runs an mpv command (`mpv_command`), e.g. `["seek", "90", "absolute+exact"]`.
     /// Returns when mpv has accepted it; effects such as seeking complete later (watch `events`).
     public func command(_ arguments: [String]) throws(MpvError) {
+        _ = try commandReturning(arguments)
+    }
+
+    /// Runs an mpv command and returns its result (`mpv_command_ret`); `.none` when it has none.
+    public func commandReturning(_ arguments: [String]) throws(MpvError) -> MpvNode {
         let raw = try liveHandle()
         let cStrings = arguments.map { strdup($0) }
         defer { cStrings.forEach { free($0) } }
         var pointers: [UnsafePointer<CChar>?] = cStrings.map { UnsafePointer($0) }
         pointers.append(nil)
-        let status = pointers.withUnsafeMutableBufferPointer { mpv_command(raw, $0.baseAddress) }
+        var result = mpv_node()
+        let status = pointers.withUnsafeMutableBufferPointer { mpv_command_ret(raw, $0.baseAddress, &result) }
         try MpvError.check(status, "command \(arguments.first ?? "")")
+        defer { mpv_free_node_contents(&result) }
+        return MpvNode(copying: result)
     }
 
     /// Sets a property from a string, as `mpv --name=value` would.

@@ -19,6 +19,9 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
         .package(url: "https://github.com/apple/swift-configuration", from: "1.4.0"),
         .package(url: "https://github.com/apple/swift-system", from: "1.5.0"),
+        .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.6"),
+        .package(url: "https://github.com/apple/swift-certificates", from: "1.21.1"),
+        .package(url: "https://github.com/apple/swift-crypto", "3.12.3"..<"5.0.0"),
     ],
     targets: [
         // libmpv, and nothing else.
@@ -27,8 +30,16 @@ let package = Package(
             pkgConfig: "mpv",
             providers: [.apt(["libmpv-dev"])]
         ),
-        // The pure core: no libmpv, no NIO; time is injected.
-        .target(name: "CowatchCore", swiftSettings: strict),
+        // The pure core: no libmpv, no NIO; time is injected. Crypto is pure computation (room
+        // secrets' proofs, session tokens), so it may live here.
+        .target(
+            name: "CowatchCore",
+            dependencies: [
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "CryptoExtras", package: "swift-crypto"),
+            ],
+            swiftSettings: strict
+        ),
         // I/O shell around libmpv.
         .target(
             name: "CowatchMpv",
@@ -44,6 +55,9 @@ let package = Package(
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "Crypto", package: "swift-crypto"),
             ],
             swiftSettings: strict
         ),

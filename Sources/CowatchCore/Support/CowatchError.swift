@@ -61,6 +61,34 @@ public struct CowatchError: Error, Sendable, Hashable, CustomStringConvertible {
         public static let authFailed = Code(rawValue: "auth-failed")
         /// The room (or the server) has no room for another participant.
         public static let roomFull = Code(rawValue: "room-full")
+        /// The server has too many connections (in total or from this address); try later.
+        public static let serverBusy = Code(rawValue: "server-busy")
+        /// The peer does not know this message type or feature; the connection lives.
+        public static let unsupported = Code(rawValue: "unsupported")
+        /// This participant's role does not allow the request (managed rooms, `end`, `kick`, `op`).
+        public static let notPermitted = Code(rawValue: "not-permitted")
+        /// Over this participant's budget of actions or stall reports; the request is dropped and
+        /// the connection lives.
+        public static let rateLimited = Code(rawValue: "rate-limited")
+        /// An owner or operator removed this participant from the room.
+        public static let kicked = Code(rawValue: "kicked")
+        /// The request reached the server after its sender had given up on it; nothing was done.
+        public static let expired = Code(rawValue: "expired")
+        /// A daemon refused media the room asked it to open (scheme not allowed, local path,
+        /// `--accept-open`); the rest of the group carries on.
+        public static let openRefused = Code(rawValue: "open-refused")
+
+        // Secure room link.
+        /// The room server's certificate is not the one pinned by the invite or remembered in
+        /// `known_hosts`: someone may be in the middle. Nothing was sent.
+        public static let certificateMismatch = Code(rawValue: "certificate-mismatch")
+        /// The TLS handshake failed (a plaintext server, a port that speaks something else, …).
+        public static let tlsFailed = Code(rawValue: "tls-failed")
+        /// An invite link (`cowatch://HOST:PORT/ROOM?…`) is malformed.
+        public static let invalidInvite = Code(rawValue: "invalid-invite")
+        /// A directory or file holding sockets or secrets is not safe: wrong owner, too open a
+        /// mode, or a symbolic link.
+        public static let unsafePath = Code(rawValue: "unsafe-path")
     }
 
     public var code: Code

@@ -44,18 +44,19 @@ extension RoomSession {
         }
         perform(request.actions)
         let id = request.id
-        let applied = await withCheckedContinuation { continuation in
+        let outcome = await withCheckedContinuation { continuation in
             actionWaiters[id] = continuation
             Task { [weak self] in
                 try? await Task.sleep(for: .seconds(seekTimeout))
                 await self?.expireWaiter(id)
             }
         }
-        if !applied { throw CowatchError(.timeout, "the room server did not confirm \(command.name) in time") }
+        if let outcome { throw outcome }
     }
 
     private func expireWaiter(_ id: Int) {
-        actionWaiters.removeValue(forKey: id)?.resume(returning: false)
+        actionWaiters.removeValue(forKey: id)?.resume(
+            returning: CowatchError(.timeout, "the room server did not confirm the action in time"))
     }
 
     /// `leave`: stop following the group; the player stays where it is; the others hear "left".

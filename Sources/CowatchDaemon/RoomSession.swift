@@ -33,7 +33,8 @@ actor RoomSession {
     var joinRequested = false
     var endedBy: String?
     var lastFailure: CowatchError?
-    var actionWaiters: [Int: CheckedContinuation<Bool, Never>] = [:]
+    /// Local requests waiting for the server: resumed with nil once applied, or with why not.
+    var actionWaiters: [Int: CheckedContinuation<CowatchError?, Never>] = [:]
 
     // The player, as the session sees it (see RoomSession+Player.swift).
     var seeking = false
@@ -156,7 +157,9 @@ actor RoomSession {
                 coordinator.reset()
             }
             publishSession()
-            for waiter in actionWaiters.values { waiter.resume(returning: false) }
+            for waiter in actionWaiters.values {
+                waiter.resume(returning: CowatchError(.notInRoom, "the room connection ended before the action was applied"))
+            }
             actionWaiters = [:]
         }
         return nil
@@ -270,7 +273,12 @@ actor RoomSession {
             case .notice(let notice):
                 publish(notice)
             case .actionApplied(let id):
-                actionWaiters.removeValue(forKey: id)?.resume(returning: true)
+                actionWaiters.removeValue(forKey: id)?.resume(returning: nil)
+            case .actionRefused(let id, let error):
+                actionWaiters.removeValue(forKey: id)?.resume(returning: error)
+                publishError(error)
+            case .refused(let error):
+                publishError(error)
             case .joined(let welcome):
                 machine.welcomed()
                 publishSession()

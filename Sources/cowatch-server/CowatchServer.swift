@@ -47,13 +47,13 @@ struct CowatchServer: AsyncParsableCommand {
         var configuration = RoomSequencer.Configuration()
         if let seekReadyTimeout {
             guard seekReadyTimeout.isFinite, seekReadyTimeout > 0 else { fail("--seek-ready-timeout must be positive", code: 2) }
-            configuration.seekReadyTimeout = seekReadyTimeout
+            configuration.playback.seekReadyTimeout = seekReadyTimeout
         }
         configuration.playWhenReady = playWhenReady
         for (flag, value, apply) in [
             ("--wait-timeout", waitTimeout, { (c: inout RoomSequencer.Configuration, v: Double) in c.waitTimeout = v }),
-            ("--open-timeout", openTimeout, { (c: inout RoomSequencer.Configuration, v: Double) in c.openTimeout = v }),
-            ("--give-up-cooldown", giveUpCooldown, { (c: inout RoomSequencer.Configuration, v: Double) in c.giveUpCooldown = v }),
+            ("--open-timeout", openTimeout, { (c: inout RoomSequencer.Configuration, v: Double) in c.playback.openTimeout = v }),
+            ("--give-up-cooldown", giveUpCooldown, { (c: inout RoomSequencer.Configuration, v: Double) in c.playback.giveUpCooldown = v }),
         ] {
             guard let value else { continue }
             guard value.isFinite, value > 0, value <= 3600 else { fail("\(flag) must be a positive number of seconds", code: 2) }
@@ -61,7 +61,7 @@ struct CowatchServer: AsyncParsableCommand {
         }
         if let minLead {
             guard minLead.isFinite, minLead >= 0, minLead <= 10 else { fail("--min-lead must be between 0 and 10", code: 2) }
-            configuration.minLead = minLead
+            configuration.playback.minLead = minLead
         }
         LoggingSystem.bootstrap { label in
             var handler = StreamLogHandler.standardError(label: label)

@@ -45,7 +45,7 @@ struct RoomLifecycleTests: SequencerTesting {
     func stallBounded() throws {
         var configuration = RoomSequencer.Configuration()
         configuration.waitTimeout = 4
-        configuration.giveUpCooldown = 30
+        configuration.playback.giveUpCooldown = 30
         var sequencer = playing(configuration: configuration)
         _ = sequencer.received(.status(.init(stall: .buffering)), from: 2, now: 20)
         let seq = try #require(sequencer.timeline(of: "r")).seq
@@ -69,7 +69,7 @@ struct RoomLifecycleTests: SequencerTesting {
     func loadingDoesNotHold() {
         var sequencer = playing()
         sequencer.connected(3, now: 20)
-        _ = sequencer.received(.hello(.init(room: "r", name: "carol", status: .init(stall: .loading))), from: 3, now: 20)
+        _ = sequencer.enter(.hello(.init(room: "r", name: "carol", status: .init(stall: .loading))), from: 3, now: 20)
         let outputs = sequencer.received(.status(.init(stall: .loading)), from: 2, now: 21)
         #expect(applied(outputs, to: 1).isEmpty)
         #expect(sequencer.timeline(of: "r")?.playing == true)
@@ -146,7 +146,7 @@ struct RoomLifecycleTests: SequencerTesting {
     @Test("open switches the activity for everyone, holds at its start until all have loaded, then plays")
     func open() throws {
         var sequencer = playing()
-        let next = Activity(url: "https://example.org/two.mkv", title: "Two", type: .watch, fallbackURL: "/mnt/two.mkv")
+        let next = Activity(url: "https://example.org/two.mkv", title: "Two", type: .watch, fallbackURL: "https://mirror.example.org/two.mkv")
         let outputs = sequencer.received(.action(.init(id: 9, kind: .open, activity: next)), from: 2, now: 30)
         let message = try #require(messages(outputs, to: 1).first)
         guard case .applied(let timeline, let notice, let actionID, let activity) = message else {
@@ -156,7 +156,7 @@ struct RoomLifecycleTests: SequencerTesting {
         #expect(timeline.position == 0 && timeline.holding && !timeline.playing)
         #expect(notice == Notice(actor: "bob", action: .open, title: "Two"))
         #expect(actionID == nil)
-        #expect(activity == Activity(id: 1, url: next.url, title: "Two", type: .watch, fallbackURL: "/mnt/two.mkv", openedBy: "bob"))
+        #expect(activity == Activity(id: 1, url: next.url, title: "Two", type: .watch, fallbackURL: "https://mirror.example.org/two.mkv", openedBy: "bob"))
         #expect(sequencer.activity(of: "r")?.id == 1)
         // Both load (stall: loading), then land at 0: the group starts together.
         _ = sequencer.received(.status(.init(stall: .loading)), from: 1, now: 30.1)
@@ -172,9 +172,9 @@ struct RoomLifecycleTests: SequencerTesting {
     @Test("open is bounded by openTimeout: one who cannot load does not keep the others waiting")
     func openBounded() throws {
         var configuration = RoomSequencer.Configuration()
-        configuration.openTimeout = 10
+        configuration.playback.openTimeout = 10
         var sequencer = playing(configuration: configuration)
-        let outputs = sequencer.received(.action(.init(id: 1, kind: .open, activity: Activity(url: "/b.mkv"))), from: 1, now: 30)
+        let outputs = sequencer.received(.action(.init(id: 1, kind: .open, activity: Activity(url: "https://example.org/b.mkv"))), from: 1, now: 30)
         let seq = try #require(applied(outputs, to: 1).first).seq
         _ = sequencer.received(.ready(seq: seq), from: 1, now: 31)
         let announced = sequencer.tick(now: 31)
@@ -188,29 +188,29 @@ struct RoomLifecycleTests: SequencerTesting {
     @Test("a late joiner is welcomed with the current activity")
     func lateJoinerActivity() {
         var sequencer = playing()
-        _ = sequencer.received(.action(.init(id: 1, kind: .open, activity: Activity(url: "/c.mkv", title: "C"))), from: 1, now: 30)
+        _ = sequencer.received(.action(.init(id: 1, kind: .open, activity: Activity(url: "https://example.org/c.mkv", title: "C"))), from: 1, now: 30)
         sequencer.connected(3, now: 31)
-        let outputs = sequencer.received(.hello(.init(room: "r", name: "carol", activity: Activity(url: "/mine.mkv"))), from: 3, now: 31)
+        let outputs = sequencer.enter(.hello(.init(room: "r", name: "carol", activity: Activity(url: "/mine.mkv"))), from: 3, now: 31)
         guard case .welcome(let welcome) = messages(outputs, to: 3).first else {
             Issue.record("no welcome")
             return
         }
-        #expect(welcome.activity.url == "/c.mkv" && welcome.activity.id == 1 && welcome.activity.openedBy == "alice")
+        #expect(welcome.activity.url == "https://example.org/c.mkv" && welcome.activity.id == 1 && welcome.activity.openedBy == "alice")
     }
 
     @Test("end: everyone hears who ended it, every connection closes, the room is gone")
     func end() {
         var sequencer = playing()
-        let outputs = sequencer.received(.end, from: 2, now: 40)
+        let outputs = sequencer.received(.end, from: 1, now: 40)
         for id in 1...2 {
-            #expect(messages(outputs, to: id) == [.ended(by: "bob")])
+            #expect(messages(outputs, to: id) == [.ended(by: "alice")])
             #expect(outputs.contains(.close(id)))
         }
         #expect(sequencer.snapshot().isEmpty)
         #expect(sequencer.disconnected(1, now: 40.1).isEmpty)  // the shell's close notifications are no-ops
         // Joining again makes a fresh room, paused at the start.
         sequencer.connected(5, now: 41)
-        _ = sequencer.received(.hello(.init(room: "r", name: "alice")), from: 5, now: 41)
+        _ = sequencer.enter(.hello(.init(room: "r", name: "alice")), from: 5, now: 41)
         #expect(sequencer.timeline(of: "r") == .initial(at: 41))
     }
 
@@ -251,7 +251,7 @@ struct RoomLifecycleTests: SequencerTesting {
     @Test("a seek during an open's hold keeps the open's longer bound")
     func seekDuringOpen() throws {
         var sequencer = playing()
-        _ = sequencer.received(.action(.init(id: 1, kind: .open, activity: Activity(url: "/b.mkv"))), from: 1, now: 30)
+        _ = sequencer.received(.action(.init(id: 1, kind: .open, activity: Activity(url: "https://example.org/b.mkv"))), from: 1, now: 30)
         _ = sequencer.received(.action(.init(id: 2, kind: .seek, position: 90, from: 0)), from: 1, now: 30.5)
         _ = sequencer.tick(now: 31)  // announcement and participant list
         #expect(applied(sequencer.tick(now: 33), to: 1).isEmpty, "the seek's 2 s did not cut the 15 s open wait")
@@ -265,12 +265,12 @@ struct RoomLifecycleTests: SequencerTesting {
         _ = sequencer.received(.end, from: 1, now: 40)
         sequencer.connected(7, now: 41)
         let resume = ClientMessage.Hello.Resume(position: 30, playing: true, rate: 1)
-        let outputs = sequencer.received(.hello(.init(room: "r", name: "bob", resume: resume)), from: 7, now: 41)
+        let outputs = sequencer.enter(.hello(.init(room: "r", name: "bob", resume: resume)), from: 7, now: 41)
         #expect(outputs == [.send(7, .ended(by: "alice")), .close(7)])
         #expect(sequencer.snapshot().isEmpty)
         // A fresh join (no resume) starts a new room; so does a reconnect once the end is old news.
         sequencer.connected(8, now: 42)
-        _ = sequencer.received(.hello(.init(room: "r", name: "carol")), from: 8, now: 42)
+        _ = sequencer.enter(.hello(.init(room: "r", name: "carol")), from: 8, now: 42)
         #expect(sequencer.snapshot()["r"]?.count == 1)
     }
 
@@ -279,17 +279,24 @@ struct RoomLifecycleTests: SequencerTesting {
         var sequencer = playing()
         sequencer.connected(9, now: 50)
         let resume = ClientMessage.Hello.Resume(position: 40, playing: true, rate: 1)
-        let outputs = sequencer.received(.hello(.init(room: "r", name: "bob", resume: resume)), from: 9, now: 50)
+        // Its session token proves it is the same bob.
+        let token = SessionTokens(key: sequencer.configuration.tokenKey).issue(room: "r", name: "bob")
+        let outputs = sequencer.enter(.hello(.init(room: "r", name: "bob", token: token, resume: resume)), from: 9, now: 50)
         #expect(outputs.contains(.close(2)))
         guard case .welcome = messages(outputs, to: 9).first else {
             Issue.record("no welcome for the reconnecting bob: \(outputs)")
             return
         }
         #expect(sequencer.snapshot()["r"]?.map(\.name) == ["alice", "bob"])
-        // Without a resume (a different person who picked the same name) it is still refused.
+        // Without the token (a different person who picked the same name, resume or not) it is refused.
         sequencer.connected(10, now: 51)
-        let clash = sequencer.received(.hello(.init(room: "r", name: "bob")), from: 10, now: 51)
+        let clash = sequencer.enter(.hello(.init(room: "r", name: "bob", resume: resume)), from: 10, now: 51)
+        #expect(clash.contains(.send(10, .error(code: "name-taken", message: ""))) || clash.contains { if case .send(10, .error(code: "name-taken", _)) = $0 { true } else { false } })
         #expect(clash.contains(.close(10)) && !clash.contains(.close(9)))
+        // A token of another name, or of another room, proves nothing.
+        let carols = SessionTokens(key: sequencer.configuration.tokenKey).issue(room: "r", name: "carol")
+        let stolen = sequencer.enter(.hello(.init(room: "r", name: "bob", token: carols, resume: resume)), from: 11, now: 52)
+        #expect(stolen.contains(.close(11)) && !stolen.contains(.close(9)))
     }
 
     @Test("a different file is named once per activity, not on every report")
@@ -309,7 +316,7 @@ struct RoomLifecycleTests: SequencerTesting {
         var now = 1.0
         var connected: Set<Int> = [1, 2, 3, 4]
         var nextID = 10
-        let longest = max(configuration.waitTimeout, configuration.openTimeout, configuration.seekReadyTimeout)
+        let longest = max(configuration.waitTimeout, configuration.playback.openTimeout, configuration.playback.seekReadyTimeout)
         for _ in 0..<400 {
             now += Double(rng.next() % 400) / 1000
             guard let who = connected.randomElement(using: &rng) else { break }
@@ -330,7 +337,7 @@ struct RoomLifecycleTests: SequencerTesting {
                 connected.remove(who)
                 nextID += 1
                 sequencer.connected(nextID, now: now)
-                _ = sequencer.received(.hello(.init(room: "r", name: "p\(nextID)")), from: nextID, now: now)
+                _ = sequencer.enter(.hello(.init(room: "r", name: "p\(nextID)")), from: nextID, now: now)
                 connected.insert(nextID)
                 continue
             default:

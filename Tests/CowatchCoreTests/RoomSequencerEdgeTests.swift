@@ -15,11 +15,11 @@ struct RoomSequencerEdgeTests: SequencerTesting {
     @Test("a second hello is a protocol violation, and the room hears that participant leave")
     func secondHello() {
         var sequencer = room(["alice", "bob"])
-        let outputs = sequencer.received(.hello(.init(room: "other", name: "bob")), from: 2, now: 1)
+        let outputs = sequencer.enter(.hello(.init(room: "other", name: "bob")), from: 2, now: 1)
         #expect(errorCode(outputs, to: 2) == "protocol-violation")
         #expect(outputs.last == .close(2))
         #expect(messages(outputs, to: 1) == [.notice(Notice(actor: "bob", action: .leave))])
-        #expect(sequencer.snapshot() == ["r": [ParticipantInfo(name: "alice", state: "joined")]])
+        #expect(sequencer.snapshot() == ["r": [ParticipantInfo(name: "alice", state: "joined", role: .owner)]])
     }
 
     @Test("a full room, or one room too many, refuses the joiner with room-full")
@@ -29,12 +29,12 @@ struct RoomSequencerEdgeTests: SequencerTesting {
         configuration.maxRooms = 1
         var sequencer = room(["alice", "bob"], configuration: configuration)
         sequencer.connected(3, now: 1)
-        let crowded = sequencer.received(.hello(.init(room: "r", name: "carol")), from: 3, now: 1)
+        let crowded = sequencer.enter(.hello(.init(room: "r", name: "carol")), from: 3, now: 1)
         #expect(errorCode(crowded, to: 3) == "room-full")
         #expect(crowded.last == .close(3))
         #expect(messages(crowded, to: 1).isEmpty)
         sequencer.connected(4, now: 1)
-        let elsewhere = sequencer.received(.hello(.init(room: "s", name: "dave")), from: 4, now: 1)
+        let elsewhere = sequencer.enter(.hello(.init(room: "s", name: "dave")), from: 4, now: 1)
         #expect(errorCode(elsewhere, to: 4) == "room-full")
         #expect(sequencer.snapshot().keys.sorted() == ["r"])
     }
@@ -47,7 +47,7 @@ struct RoomSequencerEdgeTests: SequencerTesting {
         _ = sequencer.received(.report(drift: 0.004, rtt: 0.03), from: 2, now: 0.5)
         let outputs = sequencer.tick(now: 1)
         let expected: [ParticipantInfo] = [
-            ParticipantInfo(name: "alice", state: "joined"), ParticipantInfo(name: "bob", state: "joined", drift: 0.004, rtt: 0.03),
+            ParticipantInfo(name: "alice", state: "joined", role: .owner), ParticipantInfo(name: "bob", state: "joined", drift: 0.004, rtt: 0.03),
         ]
         #expect(messages(outputs, to: 1) == [.participants(expected)])
         #expect(messages(outputs, to: 2) == [.participants(expected)])
@@ -99,11 +99,11 @@ struct RoomSequencerEdgeTests: SequencerTesting {
     func unknownConnections() {
         var sequencer = room(["alice"])
         #expect(sequencer.received(.action(.init(id: 1, kind: .play)), from: 99, now: 1).isEmpty)
-        #expect(sequencer.received(line: Array("junk".utf8), from: 99, now: 1).isEmpty)
+        #expect(sequencer.receivedLine( Array("junk".utf8), from: 99, now: 1).isEmpty)
         #expect(sequencer.disconnected(99, now: 1).isEmpty)
         sequencer.connected(2, now: 1)
         #expect(sequencer.received(.bye, from: 2, now: 1) == [.close(2)])
-        #expect(sequencer.snapshot() == ["r": [ParticipantInfo(name: "alice", state: "joined")]])
+        #expect(sequencer.snapshot() == ["r": [ParticipantInfo(name: "alice", state: "joined", role: .owner)]])
         #expect(sequencer.timeline(of: "r")?.seq == 0)
     }
 }

@@ -9,7 +9,7 @@ struct RoomSequencerTests: SequencerTesting {
     func join() {
         var sequencer = room(["alice"])
         sequencer.connected(2, now: 1)
-        let outputs = sequencer.received(.hello(.init(room: "r", name: "bob")), from: 2, now: 1)
+        let outputs = sequencer.enter(.hello(.init(room: "r", name: "bob")), from: 2, now: 1)
         guard case .welcome(let welcome) = messages(outputs, to: 2).first else {
             Issue.record("no welcome")
             return
@@ -25,7 +25,7 @@ struct RoomSequencerTests: SequencerTesting {
         _ = sequencer.received(.action(.init(id: 1, kind: .play)), from: 1, now: 10)
         let playing = sequencer.timeline(of: "r")!
         sequencer.connected(3, now: 60)
-        let outputs = sequencer.received(.hello(.init(room: "r", name: "carol")), from: 3, now: 60)
+        let outputs = sequencer.enter(.hello(.init(room: "r", name: "carol")), from: 3, now: 60)
         guard case .welcome(let welcome) = messages(outputs, to: 3).first else {
             Issue.record("no welcome")
             return
@@ -35,12 +35,11 @@ struct RoomSequencerTests: SequencerTesting {
         #expect(sequencer.timeline(of: "r") == playing)
     }
 
-    @Test("refusals: name taken, wrong version, auth scheme, action before hello")
+    @Test("refusals: name taken, no common version, action before hello")
     func refusals() {
         var sequencer = room(["bob"])
         func expectRefused(_ id: Int, _ message: ClientMessage, code: String) {
-            sequencer.connected(id, now: 0)
-            let outputs = sequencer.received(message, from: id, now: 0)
+            let outputs = sequencer.enter(message, from: id, now: 0)
             guard case .send(id, .error(let got, let text)) = outputs.first else {
                 Issue.record("not refused: \(outputs)")
                 return
@@ -50,8 +49,8 @@ struct RoomSequencerTests: SequencerTesting {
             #expect(outputs.last == .close(id))
         }
         expectRefused(2, .hello(.init(room: "r", name: "bob")), code: "name-taken")
-        expectRefused(3, .hello(.init(protocolVersion: 99, room: "r", name: "x")), code: "unsupported-version")
-        expectRefused(4, .hello(.init(room: "r", name: "y", auth: ["scheme": "secret"])), code: "auth-failed")
+        expectRefused(3, .hello(.init(versions: 99...99, room: "r", name: "x")), code: "unsupported-version")
+        expectRefused(4, .hello(.init(versions: 2...2, room: "r", name: "y")), code: "unsupported-version")
         expectRefused(5, .action(.init(id: 1, kind: .play)), code: "protocol-violation")
         #expect(sequencer.snapshot()["r"]?.map(\.name) == ["bob"])
     }
@@ -59,7 +58,7 @@ struct RoomSequencerTests: SequencerTesting {
     @Test("a garbage line closes only that connection, and the room hears it left")
     func garbage() {
         var sequencer = room(["alice", "bob"])
-        let outputs = sequencer.received(line: Array("\u{0}garbage".utf8), from: 2, now: 1)
+        let outputs = sequencer.receivedLine( Array("\u{0}garbage".utf8), from: 2, now: 1)
         #expect(outputs.contains(.close(2)))
         #expect(messages(outputs, to: 1) == [.notice(Notice(actor: "bob", action: .leave))])
         #expect(sequencer.snapshot()["r"]?.map(\.name) == ["alice"])
@@ -70,8 +69,8 @@ struct RoomSequencerTests: SequencerTesting {
     @Test("a flooding peer is cut off")
     func flood() {
         var configuration = RoomSequencer.Configuration()
-        configuration.floodBurst = 10
-        configuration.floodRate = 5
+        configuration.admission.floodBurst = 10
+        configuration.admission.floodRate = 5
         var sequencer = room(["alice"], configuration: configuration)
         var closed = false
         for index in 0..<20 where !closed {
@@ -167,14 +166,27 @@ struct RoomSequencerTests: SequencerTesting {
         #expect(messages(outputs, to: 2) == [.notice(Notice(actor: "alice", action: .leave))])
         #expect(sequencer.received(.bye, from: 2, now: 6).contains(.close(2)))
         #expect(sequencer.snapshot().isEmpty)
-        #expect(sequencer.nextDeadline() == nil)
+        // The empty room sleeps (its secret and roles kept) until the dormant memory runs out.
+        #expect(sequencer.records["r"]?.dormantSince == 6)
+        _ = sequencer.tick(now: 6 + sequencer.configuration.dormantRoomMemory)
+        #expect(sequencer.records.isEmpty && sequencer.nextDeadline() == nil)
     }
 
     @Test("a room that no longer exists is restarted from where a returning participant's group was")
     func resumeAfterRestart() {
         var sequencer = RoomSequencer()
-        sequencer.connected(1, now: 500)
-        let outputs = sequencer.received(.hello(.init(room: "r", name: "a", resume: .init(position: 42, playing: true, rate: 1.5))), from: 1, now: 500)
+        // A stranger's resume (no token of this room) is ignored: the room starts afresh.
+        let stranger = sequencer.enter(.hello(.init(room: "r", name: "x", resume: .init(position: 99, playing: true, rate: 2))), from: 9, now: 499)
+        guard case .welcome(let fresh) = messages(stranger, to: 9).first else {
+            Issue.record("no welcome")
+            return
+        }
+        #expect(fresh.timeline == .initial(at: 499))
+        _ = sequencer.disconnected(9, now: 499.5)
+        _ = sequencer.tick(now: 499.5 + sequencer.configuration.dormantRoomMemory)
+        // A participant with its token (kept from before the restart: same key) is believed.
+        let token = SessionTokens(key: sequencer.configuration.tokenKey).issue(room: "r", name: "a")
+        let outputs = sequencer.enter(.hello(.init(room: "r", name: "a", token: token, resume: .init(position: 42, playing: true, rate: 1.5))), from: 1, now: 500)
         guard case .welcome(let welcome) = messages(outputs, to: 1).first else {
             Issue.record("no welcome")
             return
@@ -182,7 +194,7 @@ struct RoomSequencerTests: SequencerTesting {
         #expect(welcome.timeline == GroupTimeline(seq: 0, position: 42, reference: 500, rate: 1.5, playing: true))
         // An existing room ignores a joiner's memory: joining never moves the others.
         sequencer.connected(2, now: 510)
-        let second = sequencer.received(.hello(.init(room: "r", name: "b", resume: .init(position: 1, playing: false, rate: 1))), from: 2, now: 510)
+        let second = sequencer.enter(.hello(.init(room: "r", name: "b", resume: .init(position: 1, playing: false, rate: 1))), from: 2, now: 510)
         guard case .welcome(let other) = messages(second, to: 2).first else { return }
         #expect(other.timeline == welcome.timeline)
     }

@@ -13,7 +13,16 @@ struct WireProtocolTests {
             activity: Activity(url: "/films/night.mkv", title: "Night", type: .watch, fallbackURL: "https://example.org/night.mkv"),
             status: ParticipantStatus(stall: nil, ready: true, waitForMe: false))),
         .hello(.init(room: "r", name: "d", activity: Activity(id: 3, url: "song.ogg", type: .listen, openedBy: "carol"), status: .init(stall: .loading))),
-        .hello(.init(room: "r", name: "b", auth: ["scheme": "none"])),
+        .hello(.init(versions: 3...5, features: ["roles", "future-thing"], room: "r", name: "b", nonce: String(repeating: "ab", count: 32), token: "00112233445566778899aabbccddeeff.00112233445566778899aabbccddeeff")),
+        .auth(.init(proof: String(repeating: "0f", count: 32))),
+        .auth(.init(create: RoomVerifier(salt: String(repeating: "1a", count: 16), key: String(repeating: "2b", count: 32)))),
+        .auth(.init()),
+        .role(name: "bob", role: .operator),
+        .role(name: "bob", role: .member),
+        .kick(name: "mallory"),
+        .unsupported(type: "chat"),
+        .unknown(type: "chat_v9"),
+        .action(.init(id: 6, kind: .pause, position: 3, deadline: 12345.678)),
         .hello(.init(room: "r", name: "c", resume: .init(position: 61.5, playing: true, rate: 1.25))),
         .timeRequest(id: 7, t1: 123.456789),
         .action(.init(id: 1, kind: .play)),
@@ -51,6 +60,20 @@ struct WireProtocolTests {
         .ended(by: "alice"),
         .participants([ParticipantInfo(name: "dave", state: "joined", drift: nil, rtt: 0.5)]),
         .error(code: "name-taken", message: "a participant named bob is already in room r"),
+        .challenge(.init(protocolVersion: 3, features: ["roles"], nonce: String(repeating: "cd", count: 32), access: .open)),
+        .challenge(.init(nonce: String(repeating: "cd", count: 32), access: .new)),
+        .challenge(.init(nonce: String(repeating: "cd", count: 32), access: .secret(salt: String(repeating: "ee", count: 16)))),
+        .refused(actionID: 4, code: "not-permitted", message: "in this managed room only the owner and operators may pause"),
+        .refused(actionID: nil, code: "rate-limited", message: "too many actions; wait a moment"),
+        .unsupported(type: "kick"),
+        .unknown(type: "journal_add"),
+        .welcome(.init(
+            name: "bob", room: "r", timeline: timeline, participants: [ParticipantInfo(name: "bob", state: "joined", role: .operator)],
+            activity: Activity(url: "https://example.org/a.mkv"), policy: RoomPolicy(managed: true),
+            token: "00112233445566778899aabbccddeeff.00112233445566778899aabbccddeeff", role: .operator,
+            proof: String(repeating: "ab", count: 32))),
+        .notice(Notice(actor: "alice", action: .op, others: ["bob"])),
+        .notice(Notice(actor: "alice", action: .kick, others: ["mallory"])),
     ]
 
     @Test("client messages round-trip", arguments: clientMessages)
@@ -81,13 +104,24 @@ struct WireProtocolTests {
     }
 
     static let badClientLines: [String] = [
-        "", "not json", "[]", "42", "{}", #"{"type":7}"#, #"{"type":"launch"}"#,
+        "", "not json", "[]", "42", "{}", #"{"type":7}"#, #"{"type":"Launch"}"#, #"{"type":"la\u0085unch"}"#,
         #"{"type":"hello","protocol":1,"room":"r"}"#,
         #"{"type":"hello","protocol":1,"room":"r","name":"a b"}"#,
         #"{"type":"hello","protocol":1,"room":"r","name":"\#(String(repeating: "x", count: 33))"}"#,
         #"{"type":"hello","protocol":1,"room":"\#(String(repeating: "r", count: 65))","name":"a"}"#,
         #"{"type":"hello","protocol":1.5,"room":"r","name":"a"}"#,
-        #"{"type":"hello","protocol":1,"room":"r","name":"a","auth":"secret"}"#,
+        #"{"type":"hello","protocol":3,"versions":[3],"room":"r","name":"a"}"#,
+        #"{"type":"hello","protocol":3,"versions":[4,3],"room":"r","name":"a"}"#,
+        #"{"type":"hello","protocol":3,"room":"r","name":"a","nonce":"XYZ"}"#,
+        #"{"type":"hello","protocol":3,"room":"r","name":"a","features":["ok","Not Ok"]}"#,
+        #"{"type":"hello","protocol":3,"room":"r","name":"a","token":"not a token"}"#,
+        #"{"type":"action","id":1,"kind":"open","activity":{"url":"http://evil/\u0085x"}}"#,
+        #"{"type":"action","id":1,"kind":"open","activity":{"url":"http://evil/\u009bx"}}"#,
+        #"{"type":"auth","proof":"00"}"#,
+        #"{"type":"auth","create":{"salt":"00","key":"11"}}"#,
+        #"{"type":"role","name":"bob","role":"owner2"}"#,
+        #"{"type":"kick","name":"a b"}"#,
+        #"{"type":"unsupported","of":"A B"}"#,
         #"{"type":"time_request","id":-1,"t1":0}"#,
         #"{"type":"time_request","id":1,"t1":1e300}"#,
         #"{"type":"time_request","id":1,"t1":"soon"}"#,
@@ -132,7 +166,28 @@ struct WireProtocolTests {
         #"{"type":"ended","by":"a b"}"#,
         #"{"type":"notice","notice":{"actor":"a","action":"waiting","others":["ok","not ok"]}}"#,
         #"{"type":"welcome","protocol":2,"name":"a","room":"r","timeline":{"seq":1,"position":0,"reference":0,"rate":1,"playing":true,"holding":false},"participants":[]}"#,
+        #"{"type":"challenge","protocol":3,"nonce":"00","access":{"kind":"open"}}"#,
+        #"{"type":"challenge","protocol":3,"nonce":"\#(String(repeating: "0", count: 64))","access":{"kind":"secret","salt":"zz"}}"#,
+        #"{"type":"challenge","protocol":3,"nonce":"\#(String(repeating: "0", count: 64))","access":{"kind":"maybe"}}"#,
+        #"{"type":"refused","code":"x","message":"evil\u009b"}"#,
+        #"{"type":"notice","notice":{"actor":"a","action":"open","title":"evil\u0085"}}"#,
     ]
+
+    @Test("unknown message types decode as unknown, so they can be answered with unsupported")
+    func unknownTypes() throws {
+        #expect(try ClientMessage.decode(line: Array(#"{"type":"chat","text":"hi"}"#.utf8)) == .unknown(type: "chat"))
+        #expect(try ServerMessage.decode(line: Array(#"{"type":"journal","x":[1]}"#.utf8)) == .unknown(type: "journal"))
+    }
+
+    @Test("a protocol-2 hello reads as versions 2...2")
+    func protocolTwoHello() throws {
+        let line = #"{"type":"hello","protocol":2,"room":"r","name":"a","auth":{"scheme":"none"}}"#
+        guard case .hello(let hello) = try ClientMessage.decode(line: Array(line.utf8)) else {
+            Issue.record("not a hello")
+            return
+        }
+        #expect(hello.versions == 2...2)
+    }
 
     @Test("malformed server lines are protocol violations", arguments: badServerLines)
     func badServer(line: String) {

@@ -1,13 +1,33 @@
-/// Every message of the room protocol, in one place.
+/// Every message of the room protocol, in one place: data only. `WireCodec.swift` beside this
+/// file turns them into lines and back; the shells call it.
 ///
 /// Framing: one JSON object per line (UTF-8, `\n`-terminated), at most `wireMaxLineBytes` bytes.
 /// Every object has a `"type"`. Numbers must be finite, names and strings bounded; anything else
 /// is a `protocol-violation`. Decoding never traps on peer input.
 ///
-/// The hello carries `protocol` (this file's `wireProtocolVersion`) and an `auth` object that is
-/// reserved for room secrets (`{"scheme": "none"}` today), so secrets and TLS can arrive later
-/// without a protocol break: a server that requires a scheme answers `auth-failed`.
-public let wireProtocolVersion = 2
+/// Protocol 3 grows by negotiation: the hello says which versions and features the client
+/// speaks, the server's `challenge` picks the highest common version and the common features.
+/// A message of an unknown type decodes to `.unknown` and is answered with `unsupported`; the
+/// connection lives. Handshake: hello → challenge (server nonce, how the room is guarded) →
+/// auth (proof of the room secret, or the new room's verifier) → welcome (session token, role).
+
+/// The protocol versions this build speaks.
+public let wireProtocolVersions = 3...3
+/// The newest of them.
+public let wireProtocolVersion = wireProtocolVersions.upperBound
+
+/// Optional parts of the protocol a peer may speak; both sides list theirs, and only the common
+/// ones are used. Unknown names are ignored.
+public enum WireFeature {
+    /// Room secrets proved by HMAC over both nonces, the room, the name and the certificate.
+    public static let secretHMAC = "secret-hmac-sha256"
+    /// Owners and operators (`role`, `kick`), managed rooms.
+    public static let roles = "roles"
+    /// Actions carry a `deadline`; late ones are dropped with `expired`.
+    public static let actionDeadline = "action-deadline"
+    /// Every feature this build speaks.
+    public static let all = [secretHMAC, roles, actionDeadline]
+}
 
 /// The longest line either side accepts.
 public let wireMaxLineBytes = 65_536
@@ -34,6 +54,23 @@ public enum NoticeAction: String, Sendable, Hashable, CaseIterable {
     case continued
     /// `actor` has a different file than `others` (`detail`: how it differs).
     case mismatch
+    /// `actor` made `others` operators, or members again (`deop`).
+    case op, deop
+    /// `actor` removed `others` from the room.
+    case kick
+}
+
+/// What a participant may do in its room.
+public enum Role: String, Sendable, Hashable, CaseIterable {
+    /// Created the room: may do everything, and name operators.
+    case owner
+    /// Named by the owner: may end, open, kick and (in managed rooms) control playback.
+    case `operator`
+    /// Everyone else: controls playback in unmanaged rooms only.
+    case member
+
+    /// Owners and operators.
+    public var isPrivileged: Bool { self != .member }
 }
 
 /// "Who did what", delivered with the timeline it produced (or alone for join and leave).
@@ -90,6 +127,9 @@ public struct Notice: Sendable, Hashable {
         case .mismatch:
             return "\(actor) has a different file" + (others.map { " than \(Self.list($0))" } ?? "")
                 + (detail.map { ": \($0)" } ?? "")
+        case .op: return "\(actor) made \(Self.list(others ?? [])) an operator"
+        case .deop: return "\(actor) made \(Self.list(others ?? [])) a member"
+        case .kick: return "\(actor) removed \(Self.list(others ?? [])) from the room"
         }
     }
 
@@ -222,10 +262,13 @@ public struct RoomPolicy: Sendable, Hashable {
     public var playWhenReady: Bool
     /// Seconds the group waits for a stalled or unready participant before going on without it.
     public var waitTimeout: Double
+    /// Only owners and operators control playback (members watch).
+    public var managed: Bool
 
-    public init(playWhenReady: Bool = false, waitTimeout: Double = 5) {
+    public init(playWhenReady: Bool = false, waitTimeout: Double = 5, managed: Bool = false) {
         self.playWhenReady = playWhenReady
         self.waitTimeout = waitTimeout
+        self.managed = managed
     }
 }
 
@@ -240,13 +283,18 @@ public struct ParticipantInfo: Sendable, Hashable {
     public var rtt: Double?
     /// What it said about itself.
     public var status: ParticipantStatus
+    public var role: Role
 
-    public init(name: String, state: String, drift: Double? = nil, rtt: Double? = nil, status: ParticipantStatus = .init()) {
+    public init(
+        name: String, state: String, drift: Double? = nil, rtt: Double? = nil, status: ParticipantStatus = .init(),
+        role: Role = .member
+    ) {
         self.name = name
         self.state = state
         self.drift = drift
         self.rtt = rtt
         self.status = status
+        self.role = role
     }
 }
 
@@ -265,19 +313,36 @@ public enum ClientMessage: Sendable, Hashable {
     /// End the activity for everyone.
     case end
     case bye
+    /// The answer to a `challenge`: proof of the room secret, or a new room's verifier.
+    case auth(Auth)
+    /// Owner only: make `name` an operator (`operator`) or a member again (`member`).
+    case role(name: String, role: Role)
+    /// Owners and operators: remove `name` from the room (it may not come back for a while).
+    case kick(name: String)
+    /// "I do not know messages of this type": the answer to a server message we cannot read.
+    case unsupported(type: String)
+    /// A message of a type this build does not know (decoded, never sent).
+    case unknown(type: String)
 
     public struct Hello: Sendable, Hashable {
-        public var protocolVersion: Int
+        /// The versions this client speaks. A protocol-2 hello (`protocol` only) reads as 2...2.
+        public var versions: ClosedRange<Int>
+        /// Optional features this client speaks (`WireFeature`).
+        public var features: [String]
         public var room: String
         public var name: String
         public var client: String
-        /// Reserved for room secrets; `{"scheme": "none"}` today.
-        public var auth: JSONValue
+        /// 32 random bytes, hex: binds the secret's proof to this connection.
+        public var nonce: String
+        /// The session token from an earlier `welcome` of this room, if any: proves a reconnect
+        /// is the same participant (to replace its old connection, or to resume a room after a
+        /// server restart).
+        public var token: String?
         /// The activity this participant came with; it becomes the room's when the room is new.
         public var activity: Activity?
         public var status: ParticipantStatus
-        /// Where this participant's group was when its connection dropped: a server that has no
-        /// such room (it restarted) starts the room from here instead of from the beginning.
+        /// Where this participant's group was when its connection dropped: a server that lost the
+        /// room (it restarted) starts the room from here, if `token` proves the participant was in it.
         public var resume: Resume?
 
         public struct Resume: Sendable, Hashable {
@@ -292,18 +357,32 @@ public enum ClientMessage: Sendable, Hashable {
         }
 
         public init(
-            protocolVersion: Int = wireProtocolVersion, room: String, name: String, client: String = "cowatchd",
-            auth: JSONValue = ["scheme": "none"], activity: Activity? = nil, status: ParticipantStatus = .init(),
-            resume: Resume? = nil
+            versions: ClosedRange<Int> = wireProtocolVersions, features: [String] = WireFeature.all, room: String,
+            name: String, client: String = "cowatchd", nonce: String = String(repeating: "0", count: 64),
+            token: String? = nil, activity: Activity? = nil, status: ParticipantStatus = .init(), resume: Resume? = nil
         ) {
-            self.resume = resume
-            self.protocolVersion = protocolVersion
+            self.versions = versions
+            self.features = features
             self.room = room
             self.name = name
             self.client = client
-            self.auth = auth
+            self.nonce = nonce
+            self.token = token
             self.activity = activity
             self.status = status
+            self.resume = resume
+        }
+    }
+
+    public struct Auth: Sendable, Hashable {
+        /// HMAC proof of the room secret (hex), when the challenge asked for one.
+        public var proof: String?
+        /// When the room is new and this participant gives it a secret: what the server keeps.
+        public var create: RoomVerifier?
+
+        public init(proof: String? = nil, create: RoomVerifier? = nil) {
+            self.proof = proof
+            self.create = create
         }
     }
 
@@ -319,10 +398,13 @@ public enum ClientMessage: Sendable, Hashable {
         public var rate: Double?
         /// open: the new activity (its `id` and `openedBy` are the server's to set).
         public var activity: Activity?
+        /// Reference time after which the sender no longer waits for this action: the server
+        /// drops it (`expired`) instead of surprising everyone with a stale action.
+        public var deadline: Double?
 
         public init(
             id: Int, kind: ActionKind, position: Double? = nil, from: Double? = nil, rate: Double? = nil,
-            activity: Activity? = nil
+            activity: Activity? = nil, deadline: Double? = nil
         ) {
             self.id = id
             self.kind = kind
@@ -330,6 +412,7 @@ public enum ClientMessage: Sendable, Hashable {
             self.from = from
             self.rate = rate
             self.activity = activity
+            self.deadline = deadline
         }
     }
 }
@@ -347,7 +430,45 @@ public enum ServerMessage: Sendable, Hashable {
     case participants([ParticipantInfo])
     /// `by` ended the activity; the server closes every connection of the room after this.
     case ended(by: String)
+    /// Fatal: the server closes the connection after this.
     case error(code: String, message: String)
+    /// The answer to hello: how the server will talk, and how the room is guarded.
+    case challenge(Challenge)
+    /// A request that was not carried out (`not-permitted`, `rate-limited`, `expired`, …);
+    /// `actionID` names the action when it was one. The connection lives.
+    case refused(actionID: Int?, code: String, message: String)
+    /// "I do not know messages of this type"; the connection lives.
+    case unsupported(type: String)
+    /// A message of a type this build does not know (decoded, never sent).
+    case unknown(type: String)
+
+    public struct Challenge: Sendable, Hashable {
+        /// The highest version both sides speak.
+        public var protocolVersion: Int
+        /// The features both sides speak.
+        public var features: [String]
+        /// 32 random bytes, hex.
+        public var nonce: String
+        public var access: RoomAccess
+
+        public init(protocolVersion: Int = wireProtocolVersion, features: [String] = WireFeature.all, nonce: String, access: RoomAccess) {
+            self.protocolVersion = protocolVersion
+            self.features = features
+            self.nonce = nonce
+            self.access = access
+        }
+    }
+
+    /// How a room is guarded, as the challenge tells a joiner.
+    public enum RoomAccess: Sendable, Hashable {
+        /// The room exists and has no secret.
+        case open
+        /// The room exists (or is remembered across a restart) and needs its secret: prove it
+        /// with the verifier derived with this salt (hex).
+        case secret(salt: String)
+        /// No such room: the joiner creates it (and may give it a secret in `auth`).
+        case new
+    }
 
     public struct Welcome: Sendable, Hashable {
         public var protocolVersion: Int
@@ -357,10 +478,16 @@ public enum ServerMessage: Sendable, Hashable {
         public var participants: [ParticipantInfo]
         public var activity: Activity
         public var policy: RoomPolicy
+        /// Proves this participant on a reconnect, also after a server restart. A secret.
+        public var token: String
+        public var role: Role
+        /// The server's proof that it knows the room secret too (hex), when the room has one.
+        public var proof: String?
 
         public init(
             protocolVersion: Int = wireProtocolVersion, name: String, room: String, timeline: GroupTimeline,
-            participants: [ParticipantInfo], activity: Activity, policy: RoomPolicy = .init()
+            participants: [ParticipantInfo], activity: Activity, policy: RoomPolicy = .init(),
+            token: String = String(repeating: "0", count: 64), role: Role = .member, proof: String? = nil
         ) {
             self.protocolVersion = protocolVersion
             self.name = name
@@ -369,332 +496,22 @@ public enum ServerMessage: Sendable, Hashable {
             self.participants = participants
             self.activity = activity
             self.policy = policy
+            self.token = token
+            self.role = role
+            self.proof = proof
         }
     }
 }
 
-// MARK: - Encoding
 
-extension ClientMessage {
-    public var json: JSONValue {
-        switch self {
-        case .hello(let hello):
-            var object: [String: JSONValue] = [
-                "type": "hello", "protocol": .number(Double(hello.protocolVersion)), "room": .string(hello.room),
-                "name": .string(hello.name), "client": .string(hello.client), "auth": hello.auth,
-                "status": hello.status.json,
-            ]
-            if let activity = hello.activity { object["activity"] = activity.json }
-            if let resume = hello.resume {
-                object["resume"] = [
-                    "position": .number(resume.position), "playing": .bool(resume.playing), "rate": .number(resume.rate),
-                ]
-            }
-            return .object(object)
-        case .timeRequest(let id, let t1):
-            return ["type": "time_request", "id": .number(Double(id)), "t1": .number(t1)]
-        case .action(let action):
-            var object: [String: JSONValue] = [
-                "type": "action", "id": .number(Double(action.id)), "kind": .string(action.kind.rawValue),
-            ]
-            if let position = action.position { object["position"] = .number(position) }
-            if let from = action.from { object["from"] = .number(from) }
-            if let rate = action.rate { object["rate"] = .number(rate) }
-            if let activity = action.activity { object["activity"] = activity.json }
-            return .object(object)
-        case .ready(let seq):
-            return ["type": "ready", "seq": .number(Double(seq))]
-        case .report(let drift, let rtt):
-            var object: [String: JSONValue] = ["type": "report"]
-            if let drift { object["drift"] = .number(drift) }
-            if let rtt { object["rtt"] = .number(rtt) }
-            return .object(object)
-        case .status(let status):
-            return ["type": "status", "status": status.json]
-        case .media(let activity, let info):
-            return ["type": "media", "activity": .number(Double(activity)), "media": info.json]
-        case .end:
-            return ["type": "end"]
-        case .bye:
-            return ["type": "bye"]
-        }
-    }
+/// What the server keeps of a room secret: a salt and the scrypt-derived key (both hex). The
+/// secret itself never reaches the server. See `RoomSecret`.
+public struct RoomVerifier: Sendable, Hashable {
+    public var salt: String
+    public var key: String
 
-    public func encoded() -> [UInt8] { json.encoded() + [UInt8(ascii: "\n")] }
-
-    /// Decodes and validates one line. Throws `protocol-violation` (or `invalid-json`).
-    public static func decode<Bytes: Collection<UInt8>>(line: Bytes) throws(CowatchError) -> ClientMessage {
-        let reader = try WireReader(line: line)
-        switch try reader.type() {
-        case "hello":
-            let version = try reader.integer("protocol")
-            let room = try reader.name("room", maxLength: 64)
-            let name = try reader.name("name", maxLength: ParticipantName.maxLength)
-            let client = try reader.optionalString("client", maxLength: 64) ?? "unknown"
-            let auth = reader.raw("auth") ?? ["scheme": "none"]
-            guard auth.objectValue != nil, auth.jsonString.utf8.count <= 4096 else {
-                throw WireReader.violation("auth must be a small object")
-            }
-            var resume: Hello.Resume?
-            if let fields = try reader.optionalObject("resume") {
-                resume = Hello.Resume(
-                    position: try fields.number("position", range: 0...1e7), playing: try fields.bool("playing"),
-                    rate: try fields.number("rate", range: ControlCommand.speedRange))
-            }
-            return .hello(Hello(
-                protocolVersion: version, room: room, name: name, client: client, auth: auth,
-                activity: try reader.optionalObject("activity").map { reader throws(CowatchError) in try Activity(wire: reader) },
-                status: try reader.optionalObject("status").map { reader throws(CowatchError) in try ParticipantStatus(wire: reader) } ?? .init(),
-                resume: resume))
-        case "time_request":
-            return .timeRequest(id: try reader.integer("id"), t1: try reader.number("t1", range: -1e12...1e12))
-        case "action":
-            let kind = try reader.enumeration("kind", ActionKind.self)
-            let action = ActionRequest(
-                id: try reader.integer("id"), kind: kind,
-                position: try reader.optionalNumber("position", range: 0...1e7),
-                from: try reader.optionalNumber("from", range: 0...1e7),
-                rate: try reader.optionalNumber("rate", range: ControlCommand.speedRange),
-                activity: try reader.optionalObject("activity").map { reader throws(CowatchError) in try Activity(wire: reader) })
-            switch kind {
-            case .pause, .seek:
-                guard action.position != nil else { throw WireReader.violation("\(kind.rawValue) needs a position") }
-            case .speed:
-                guard action.rate != nil else { throw WireReader.violation("speed needs a rate") }
-            case .open:
-                guard action.activity != nil else { throw WireReader.violation("open needs an activity") }
-            case .play:
-                break
-            }
-            return .action(action)
-        case "ready":
-            return .ready(seq: try reader.integer("seq"))
-        case "report":
-            return .report(
-                drift: try reader.optionalNumber("drift", range: -1e7...1e7),
-                rtt: try reader.optionalNumber("rtt", range: 0...3600))
-        case "status":
-            guard let fields = try reader.optionalObject("status") else { throw WireReader.violation("status needs a status") }
-            return .status(try ParticipantStatus(wire: fields))
-        case "media":
-            guard let fields = try reader.optionalObject("media") else { throw WireReader.violation("media needs a media object") }
-            return .media(activity: try reader.integer("activity"), try MediaInfo(wire: fields))
-        case "end":
-            return .end
-        case "bye":
-            return .bye
-        case let other:
-            throw WireReader.violation("unknown client message type \"\(other.prefix(32))\"")
-        }
-    }
-}
-
-extension GroupTimeline {
-    var json: JSONValue {
-        [
-            // Clamped to what the wire accepts (115 days), so a runaway room cannot make every
-            // participant refuse its timeline.
-            "seq": .number(Double(seq)), "position": .number(min(max(0, position), 1e7)), "reference": .number(reference),
-            "rate": .number(rate), "playing": .bool(playing), "holding": .bool(holding),
-        ]
-    }
-
-    init(wire value: JSONValue?) throws(CowatchError) {
-        guard let value else { throw WireReader.violation("missing timeline") }
-        let reader = try WireReader(object: value)
-        self.init(
-            seq: try reader.integer("seq"), position: try reader.number("position", range: 0...1e7),
-            reference: try reader.number("reference", range: -1e12...1e12),
-            rate: try reader.number("rate", range: ControlCommand.speedRange), playing: try reader.bool("playing"),
-            holding: try reader.bool("holding"))
-    }
-}
-
-extension Activity {
-    var json: JSONValue {
-        var object: [String: JSONValue] = ["id": .number(Double(id)), "url": .string(url), "type": .string(type.rawValue)]
-        if let title { object["title"] = .string(title) }
-        if let fallbackURL { object["fallback_url"] = .string(fallbackURL) }
-        if let openedBy { object["opened_by"] = .string(openedBy) }
-        return .object(object)
-    }
-
-    init(wire reader: WireReader) throws(CowatchError) {
-        self.init(
-            id: try reader.optionalInteger("id") ?? 0, url: try reader.url("url"),
-            title: try reader.optionalText("title", maxLength: Activity.maxTitleBytes),
-            type: try reader.raw("type") == nil ? .watch : reader.enumeration("type", ActivityType.self),
-            fallbackURL: try reader.optionalURL("fallback_url"),
-            openedBy: try reader.raw("opened_by") == nil ? nil : reader.name("opened_by", maxLength: ParticipantName.maxLength))
-    }
-}
-
-extension MediaInfo {
-    var json: JSONValue {
-        var object: [String: JSONValue] = [:]
-        if let duration { object["duration"] = .number(duration) }
-        if let size { object["size"] = .number(Double(size)) }
-        if let hash { object["hash"] = .string(hash) }
-        return .object(object)
-    }
-
-    init(wire reader: WireReader) throws(CowatchError) {
-        let hash = try reader.optionalString("hash", maxLength: 128)
-        if let hash, !hash.utf8.allSatisfy({ (0x30...0x39).contains($0) || (0x61...0x66).contains($0) }) {
-            throw WireReader.violation("\"hash\" must be lowercase hex")
-        }
-        self.init(
-            duration: try reader.optionalNumber("duration", range: 0...1e7), size: try reader.optionalInteger("size"),
-            hash: hash)
-    }
-}
-
-extension ParticipantStatus {
-    var json: JSONValue {
-        var object: [String: JSONValue] = ["ready": .bool(ready), "wait_for_me": .bool(waitForMe)]
-        if let stall { object["stall"] = .string(stall.rawValue) }
-        return .object(object)
-    }
-
-    init(wire reader: WireReader) throws(CowatchError) {
-        self.init(
-            stall: try reader.raw("stall") == nil ? nil : reader.enumeration("stall", StallReason.self),
-            ready: try reader.optionalBool("ready") ?? false, waitForMe: try reader.optionalBool("wait_for_me") ?? true)
-    }
-}
-
-extension RoomPolicy {
-    var json: JSONValue {
-        ["play_when_ready": .bool(playWhenReady), "wait_timeout": .number(waitTimeout)]
-    }
-
-    init(wire reader: WireReader) throws(CowatchError) {
-        self.init(
-            playWhenReady: try reader.optionalBool("play_when_ready") ?? false,
-            waitTimeout: try reader.optionalNumber("wait_timeout", range: 0...3600) ?? 5)
-    }
-}
-
-extension Notice {
-    var json: JSONValue {
-        var object: [String: JSONValue] = ["actor": .string(actor), "action": .string(action.rawValue)]
-        if let position { object["position"] = .number(position) }
-        if let from { object["from"] = .number(from) }
-        if let to { object["to"] = .number(to) }
-        if let rate { object["rate"] = .number(rate) }
-        if let others { object["others"] = .array(others.map(JSONValue.string)) }
-        if let detail { object["detail"] = .string(detail) }
-        if let title { object["title"] = .string(title) }
-        return .object(object)
-    }
-
-    init(wire value: JSONValue?) throws(CowatchError) {
-        guard let value else { throw WireReader.violation("missing notice") }
-        let reader = try WireReader(object: value)
-        self.init(
-            actor: try reader.name("actor", maxLength: ParticipantName.maxLength),
-            action: try reader.enumeration("action", NoticeAction.self),
-            position: try reader.optionalNumber("position", range: 0...1e7),
-            from: try reader.optionalNumber("from", range: 0...1e7), to: try reader.optionalNumber("to", range: 0...1e7),
-            rate: try reader.optionalNumber("rate", range: ControlCommand.speedRange),
-            others: try reader.optionalNames("others"), detail: try reader.optionalText("detail", maxLength: 512),
-            title: try reader.optionalText("title", maxLength: 4096))
-    }
-}
-
-extension ParticipantInfo {
-    var json: JSONValue {
-        var object: [String: JSONValue] = ["name": .string(name), "state": .string(state), "status": status.json]
-        if let drift { object["drift"] = .number(drift) }
-        if let rtt { object["rtt"] = .number(rtt) }
-        return .object(object)
-    }
-
-    init(wire value: JSONValue) throws(CowatchError) {
-        let reader = try WireReader(object: value)
-        self.init(
-            name: try reader.name("name", maxLength: ParticipantName.maxLength),
-            state: try reader.optionalText("state", maxLength: 32) ?? "joined",
-            drift: try reader.optionalNumber("drift", range: -1e7...1e7),
-            rtt: try reader.optionalNumber("rtt", range: 0...3600),
-            status: try reader.optionalObject("status").map { reader throws(CowatchError) in try ParticipantStatus(wire: reader) } ?? .init())
-    }
-}
-
-extension ServerMessage {
-    public var json: JSONValue {
-        switch self {
-        case .welcome(let welcome):
-            return [
-                "type": "welcome", "protocol": .number(Double(welcome.protocolVersion)), "name": .string(welcome.name),
-                "room": .string(welcome.room), "timeline": welcome.timeline.json,
-                "participants": .array(welcome.participants.map(\.json)), "activity": welcome.activity.json,
-                "policy": welcome.policy.json,
-            ]
-        case .timeReply(let id, let t1, let t2, let t3):
-            return ["type": "time_reply", "id": .number(Double(id)), "t1": .number(t1), "t2": .number(t2), "t3": .number(t3)]
-        case .applied(let timeline, let notice, let actionID, let activity):
-            var object: [String: JSONValue] = ["type": "applied", "timeline": timeline.json]
-            if let notice { object["notice"] = notice.json }
-            if let actionID { object["action_id"] = .number(Double(actionID)) }
-            if let activity { object["activity"] = activity.json }
-            return .object(object)
-        case .notice(let notice):
-            return ["type": "notice", "notice": notice.json]
-        case .participants(let list):
-            return ["type": "participants", "participants": .array(list.map(\.json))]
-        case .ended(let by):
-            return ["type": "ended", "by": .string(by)]
-        case .error(let code, let message):
-            return ["type": "error", "code": .string(code), "message": .string(message)]
-        }
-    }
-
-    public func encoded() -> [UInt8] { json.encoded() + [UInt8(ascii: "\n")] }
-
-    public static func decode<Bytes: Collection<UInt8>>(line: Bytes) throws(CowatchError) -> ServerMessage {
-        let reader = try WireReader(line: line)
-        switch try reader.type() {
-        case "welcome":
-            guard let activity = try reader.optionalObject("activity") else { throw WireReader.violation("welcome needs an activity") }
-            return .welcome(Welcome(
-                protocolVersion: try reader.integer("protocol"),
-                name: try reader.name("name", maxLength: ParticipantName.maxLength),
-                room: try reader.name("room", maxLength: 64), timeline: try GroupTimeline(wire: reader.raw("timeline")),
-                participants: try participants(reader), activity: try Activity(wire: activity),
-                policy: try reader.optionalObject("policy").map { reader throws(CowatchError) in try RoomPolicy(wire: reader) } ?? .init()))
-        case "time_reply":
-            let range = -1e12...1e12
-            return .timeReply(
-                id: try reader.integer("id"), t1: try reader.number("t1", range: range),
-                t2: try reader.number("t2", range: range), t3: try reader.number("t3", range: range))
-        case "applied":
-            let notice: Notice? = reader.raw("notice") == nil ? nil : try Notice(wire: reader.raw("notice"))
-            return .applied(
-                timeline: try GroupTimeline(wire: reader.raw("timeline")), notice: notice,
-                actionID: try reader.optionalInteger("action_id"),
-                activity: try reader.optionalObject("activity").map { reader throws(CowatchError) in try Activity(wire: reader) })
-        case "notice":
-            return .notice(try Notice(wire: reader.raw("notice")))
-        case "participants":
-            return .participants(try participants(reader))
-        case "ended":
-            return .ended(by: try reader.name("by", maxLength: ParticipantName.maxLength))
-        case "error":
-            return .error(
-                code: try reader.optionalString("code", maxLength: 64) ?? "unknown",
-                message: try reader.optionalString("message", maxLength: 1024) ?? "")
-        case let other:
-            throw WireReader.violation("unknown server message type \"\(other.prefix(32))\"")
-        }
-    }
-
-    private static func participants(_ reader: WireReader) throws(CowatchError) -> [ParticipantInfo] {
-        guard let list = reader.raw("participants")?.arrayValue, list.count <= 1024 else {
-            throw WireReader.violation("participants needs an array")
-        }
-        var participants: [ParticipantInfo] = []
-        for entry in list { participants.append(try ParticipantInfo(wire: entry)) }
-        return participants
+    public init(salt: String, key: String) {
+        self.salt = salt
+        self.key = key
     }
 }

@@ -27,9 +27,73 @@ struct WireReader {
         return value == .null ? nil : value
     }
 
+    /// The message type: a word (see `word`), so an unknown one can be named in `unsupported`.
     func type() throws(CowatchError) -> String {
-        guard let type = object["type"]?.stringValue, type.utf8.count <= 32 else { throw Self.violation("missing \"type\"") }
+        guard let type = object["type"]?.stringValue, Self.isWord(type) else { throw Self.violation("missing \"type\"") }
         return type
+    }
+
+    /// 1–32 of `a-z`, `0-9`, `_`, `-`: message types, feature names, error codes.
+    static func isWord(_ text: String) -> Bool {
+        (1...32).contains(text.utf8.count)
+            && text.utf8.allSatisfy { (0x61...0x7a).contains($0) || (0x30...0x39).contains($0) || $0 == 0x5f || $0 == 0x2d }
+    }
+
+    func word(_ key: String) throws(CowatchError) -> String {
+        guard let value = try optionalWord(key) else { throw Self.violation("missing \"\(key)\"") }
+        return value
+    }
+
+    func optionalWord(_ key: String) throws(CowatchError) -> String? {
+        guard let raw = raw(key) else { return nil }
+        guard let value = raw.stringValue, Self.isWord(value) else {
+            throw Self.violation("\"\(key)\" must be a word of a-z, 0-9, '_' or '-'")
+        }
+        return value
+    }
+
+    /// A bounded list of words (feature names); at most 64.
+    func optionalWords(_ key: String) throws(CowatchError) -> [String]? {
+        guard let raw = raw(key) else { return nil }
+        guard let list = raw.arrayValue, list.count <= 64 else { throw Self.violation("\"\(key)\" must be a list of words") }
+        var words: [String] = []
+        for entry in list {
+            guard let word = entry.stringValue, Self.isWord(word) else { throw Self.violation("\"\(key)\" must be a list of words") }
+            words.append(word)
+        }
+        return words
+    }
+
+    /// Exactly `bytes` bytes as lowercase hex (nonces, proofs, salts).
+    func hex(_ key: String, bytes: Int) throws(CowatchError) -> String {
+        guard let value = try optionalHex(key, bytes: bytes) else { throw Self.violation("missing \"\(key)\"") }
+        return value
+    }
+
+    func optionalHex(_ key: String, bytes: Int) throws(CowatchError) -> String? {
+        guard let raw = raw(key) else { return nil }
+        guard let value = raw.stringValue, value.utf8.count == bytes * 2, Self.isLowerHex(value) else {
+            throw Self.violation("\"\(key)\" must be \(bytes) bytes of lowercase hex")
+        }
+        return value
+    }
+
+    static func isLowerHex(_ text: String) -> Bool {
+        text.utf8.allSatisfy { (0x30...0x39).contains($0) || (0x61...0x66).contains($0) }
+    }
+
+    /// A session token: `SessionToken.textLength` characters of hex and one `.`.
+    func token(_ key: String) throws(CowatchError) -> String {
+        guard let value = try optionalToken(key) else { throw Self.violation("missing \"\(key)\"") }
+        return value
+    }
+
+    func optionalToken(_ key: String) throws(CowatchError) -> String? {
+        guard let raw = raw(key) else { return nil }
+        guard let value = raw.stringValue, value.utf8.count <= 128,
+            value.utf8.allSatisfy({ (0x30...0x39).contains($0) || (0x61...0x66).contains($0) || $0 == 0x2e })
+        else { throw Self.violation("\"\(key)\" must be a session token") }
+        return value
     }
 
     func number(_ key: String, range: ClosedRange<Double>) throws(CowatchError) -> Double {
@@ -96,10 +160,11 @@ extension WireReader {
         return value
     }
 
-    /// A media URL or path: non-empty, bounded, no control characters.
+    /// A media URL or path: non-empty, bounded, no control characters (C0, DEL or C1: a C1
+    /// character in a URL once became a title that every participant refused).
     func optionalURL(_ key: String) throws(CowatchError) -> String? {
         guard let value = try optionalString(key, maxLength: Self.maxURLBytes) else { return nil }
-        guard !value.isEmpty, !value.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7f }) else {
+        guard !value.isEmpty, !value.unicodeScalars.contains(where: ControlCharacters.isControl) else {
             throw Self.violation("\"\(key)\" must be a URL or path without control characters")
         }
         return value
@@ -114,7 +179,7 @@ extension WireReader {
     /// could drive a terminal that prints it.
     func optionalText(_ key: String, maxLength: Int) throws(CowatchError) -> String? {
         guard let value = try optionalString(key, maxLength: maxLength) else { return nil }
-        guard !value.unicodeScalars.contains(where: { $0.value < 0x20 || (0x7f...0x9f).contains($0.value) }) else {
+        guard !value.unicodeScalars.contains(where: ControlCharacters.isControl) else {
             throw Self.violation("\"\(key)\" must not contain control characters")
         }
         return value

@@ -79,6 +79,11 @@ public struct RoomCoordinator: Sendable {
         case ended(by: String)
         /// The server refused or failed; the session is over.
         case failed(CowatchError)
+        /// The server did not carry out our action `id` (`not-permitted`, `rate-limited`,
+        /// `expired`, …); the session goes on.
+        case actionRefused(id: Int, CowatchError)
+        /// The server did not carry out another request (end, role, kick); the session goes on.
+        case refused(CowatchError)
     }
 
     public let configuration: Configuration
@@ -96,6 +101,19 @@ public struct RoomCoordinator: Sendable {
     public private(set) var policy = RoomPolicy()
     /// What we say about ourselves (stall, readiness, "wait for me").
     public private(set) var status: ParticipantStatus
+    /// Our role in the room, from the welcome (and role notices).
+    public private(set) var role: Role = .member
+    /// The room secret, if this participant has one. Never logged.
+    private let secret: String?
+    /// Proves us on a reconnect (from the last welcome). A secret.
+    public private(set) var token: String?
+    /// This connection's handshake: our nonce, the certificate fingerprint we verified, and
+    /// whether we proved a secret (then the welcome must prove it back).
+    private var clientNonce = ""
+    private var fingerprint = ""
+    private var provedSecret: RoomVerifier?
+    /// Keys derived from the secret, per salt (scrypt is slow; the salt rarely changes).
+    private var derivedKeys: [String: RoomVerifier] = [:]
 
     private var outstandingProbes: [Int: Double] = [:]
     private var nextProbeID = 0
@@ -117,9 +135,10 @@ public struct RoomCoordinator: Sendable {
     private var lastReportAt: Double = -.infinity
 
     public init(
-        name: String, room: String, activity: Activity, status: ParticipantStatus = .init(),
+        name: String, room: String, activity: Activity, status: ParticipantStatus = .init(), secret: String? = nil,
         configuration: Configuration = .init()
     ) {
+        self.secret = secret
         self.name = name
         self.room = room
         self.activity = activity
@@ -131,8 +150,9 @@ public struct RoomCoordinator: Sendable {
 
     public var isJoined: Bool { timelines != nil }
 
-    /// Connection is up: say hello and start the clock burst.
-    public mutating func connected(now: Double) -> [Action] {
+    /// Connection is up: say hello and start the clock burst. `fingerprint`: the server
+    /// certificate's fingerprint as verified by TLS (`sha256:…`), empty without TLS.
+    public mutating func connected(now: Double, fingerprint: String = "") -> [Action] {
         // If we were in the room before, say where the group was, in case the server lost it.
         var resume: ClientMessage.Hello.Resume?
         if let timelines, let reference = referenceTime(atLocal: now) {
@@ -143,8 +163,12 @@ public struct RoomCoordinator: Sendable {
         estimator.reset()
         outstandingProbes = [:]
         lastProbeSent = nil
+        clientNonce = RoomSecret.nonce()
+        self.fingerprint = fingerprint
+        provedSecret = nil
         var actions: [Action] = [
-            .send(.hello(.init(room: room, name: name, activity: activity, status: status, resume: resume)))
+            .send(.hello(.init(
+                room: room, name: name, nonce: clientNonce, token: token, activity: activity, status: status, resume: resume)))
         ]
         actions += probeIfDue(now: now)
         return actions
@@ -158,7 +182,20 @@ public struct RoomCoordinator: Sendable {
             guard outstandingProbes.removeValue(forKey: id) == t1 else { return [] }
             estimator.add(ClockSample(t1: t1, t2: t2, t3: t3, t4: now))
             return []
+        case .challenge(let challenge):
+            return answer(challenge)
         case .welcome(let welcome):
+            if let proved = provedSecret {
+                // We proved the secret; the server must prove it too, or it is not the room's server.
+                let expected = RoomSecret.proof(
+                    key: proved.key, side: .server, room: room, name: name, clientNonce: clientNonce,
+                    serverNonce: serverNonce, fingerprint: fingerprint)
+                guard let proof = welcome.proof, RoomSecret.matches(proof, expected) else {
+                    return [.failed(CowatchError(.authFailed, "the server could not prove it knows the room secret"))]
+                }
+            }
+            token = welcome.token
+            role = welcome.role
             timelines = TimelinePair(welcome.timeline)
             participants = welcome.participants
             activity = welcome.activity
@@ -188,6 +225,9 @@ public struct RoomCoordinator: Sendable {
             drift.reset()
             return actions
         case .notice(let notice):
+            if notice.others?.contains(name) == true, notice.action == .op || notice.action == .deop, role != .owner {
+                role = notice.action == .op ? .operator : .member
+            }
             return [.notice(notice)]
         case .participants(let list):
             participants = list
@@ -196,6 +236,60 @@ public struct RoomCoordinator: Sendable {
             return [.ended(by: by)]
         case .error(let code, let message):
             return [.failed(CowatchError(CowatchError.Code(rawValue: code), message))]
+        case .refused(let actionID, let code, let message):
+            let error = CowatchError(CowatchError.Code(rawValue: code), message)
+            if let actionID, pendingActions.removeValue(forKey: actionID) != nil {
+                return [.actionRefused(id: actionID, error)]
+            }
+            return [.refused(error)]
+        case .unsupported:
+            // The server does not know something we sent: nothing to undo.
+            return []
+        case .unknown(let type):
+            return [.send(.unsupported(type: type))]
+        }
+    }
+
+    private var serverNonce = ""
+
+    /// Answers the server's challenge: prove the room secret, or give a new room its verifier.
+    private mutating func answer(_ challenge: ServerMessage.Challenge) -> [Action] {
+        serverNonce = challenge.nonce
+        switch challenge.access {
+        case .open:
+            provedSecret = nil
+            return [.send(.auth(.init()))]
+        case .new:
+            guard let secret else {
+                provedSecret = nil
+                return [.send(.auth(.init()))]
+            }
+            guard let verifier = try? RoomSecret.verifier(secret: secret) else {
+                return [.failed(CowatchError(.invalidConfiguration, "the room secret cannot be used"))]
+            }
+            derivedKeys[verifier.salt] = verifier
+            provedSecret = verifier
+            return [.send(.auth(.init(create: verifier)))]
+        case .secret(let salt):
+            guard let secret else {
+                return [.failed(CowatchError(
+                    .authFailed, "room \(room) needs its secret: join with the invite link, or give --room-secret-file"))]
+            }
+            let verifier: RoomVerifier
+            if let known = derivedKeys[salt] {
+                verifier = known
+            } else {
+                guard let derived = try? RoomSecret.verifier(secret: secret, salt: salt) else {
+                    return [.failed(CowatchError(.invalidConfiguration, "the room secret cannot be used"))]
+                }
+                derivedKeys[salt] = derived
+                verifier = derived
+            }
+            provedSecret = verifier
+            let proof = RoomSecret.proof(
+                key: verifier.key, side: .client, room: room, name: name, clientNonce: clientNonce,
+                serverNonce: challenge.nonce, fingerprint: fingerprint)
+            return [.send(.auth(.init(proof: proof)))]
         }
     }
 
@@ -213,9 +307,11 @@ public struct RoomCoordinator: Sendable {
         pendingActions[id] = now
         // The server counts a play as "I am ready" (as Syncplay does); agree, without a message.
         if kind == .play { status.ready = true }
+        // The server drops the action if it arrives after we stopped waiting for it.
+        let deadline = referenceTime(atLocal: now).map { $0 + configuration.actionTimeout }
         let request = ClientMessage.ActionRequest(
             id: id, kind: kind, position: position.map { max(0, $0) }, from: from.map { max(0, $0) }, rate: rate,
-            activity: activity)
+            activity: activity, deadline: deadline)
         return (id, [.send(.action(request))])
     }
 

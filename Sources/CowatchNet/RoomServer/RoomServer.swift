@@ -10,26 +10,32 @@ import Glibc
 
 /// The room server on TCP: one `RoomSequencer` behind an actor, many connections.
 ///
-/// Used by `cowatch-server` and embedded in `cowatchd --host`. Each connection's lines go to the
-/// sequencer in arrival order; its outputs go out through one bounded writer per connection, so a
-/// peer that stops reading is dropped instead of stalling the room. A peer that sends garbage,
-/// an over-long line or floods is disconnected alone.
+/// Used by `cowatch-server` and embedded in `cowatchd --host`. Each connection's lines are
+/// decoded here (`WireCodec`) and go to the sequencer in arrival order; its outputs go out
+/// through one bounded writer per connection, so a peer that stops reading is dropped instead
+/// of stalling the room. A peer that sends garbage, an over-long line or floods is
+/// disconnected alone. With a `state` directory, the token key and the rooms' secrets and roles
+/// survive a restart.
 ///
 /// Threading: a `Service`; `run()` once. `onBound` reports the actual port (useful with port 0).
+/// Errors: `run()` throws `io-error` when it cannot listen, `invalid-configuration` for a bad
+/// state directory.
 public struct RoomServer: Service {
     public let host: String
     public let port: Int
     private let configuration: RoomSequencer.Configuration
+    private let state: RoomServerState?
     private let logger: Logger
     private let onBound: (@Sendable (String, Int) -> Void)?
 
     public init(
-        host: String, port: Int, configuration: RoomSequencer.Configuration = .init(), logger: Logger,
-        onBound: (@Sendable (String, Int) -> Void)? = nil
+        host: String, port: Int, configuration: RoomSequencer.Configuration = .init(), state: RoomServerState? = nil,
+        logger: Logger, onBound: (@Sendable (String, Int) -> Void)? = nil
     ) {
         self.host = host
         self.port = port
         self.configuration = configuration
+        self.state = state
         self.logger = logger
         self.onBound = onBound
     }
@@ -53,7 +59,14 @@ public struct RoomServer: Service {
         logger.debug("room server listening", metadata: ["cowatch.room.address": "\(host):\(boundPort)"])
         onBound?(host, boundPort)
 
-        let hub = RoomHub(sequencer: RoomSequencer(configuration: configuration), logger: logger)
+        var configuration = configuration
+        var records: [String: RoomSequencer.RoomRecord] = [:]
+        if let state {
+            configuration.tokenKey = try state.tokenKey()
+            records = try state.loadRecords()
+        }
+        let sequencer = RoomSequencer(configuration: configuration, records: records, now: monotonicSeconds())
+        let hub = RoomHub(sequencer: sequencer, state: state, logger: logger)
         try await withShutdownClosing(server.channel) {
             try await withThrowingDiscardingTaskGroup { group in
                 group.addTask { try? await hub.runTimers() }
@@ -71,6 +84,7 @@ public struct RoomServer: Service {
 /// Owns the sequencer and the connections' outgoing queues.
 actor RoomHub {
     private var sequencer: RoomSequencer
+    private let state: RoomServerState?
     private let logger: Logger
     private var outgoing: [Int: AsyncStream<ServerMessage?>.Continuation] = [:]
     /// Each connection's channel, to close it outright when its peer must go (a blocked write or
@@ -81,8 +95,9 @@ actor RoomHub {
     /// Messages queued per connection before a non-reading peer is dropped.
     static let outgoingLimit = 4096
 
-    init(sequencer: RoomSequencer, logger: Logger) {
+    init(sequencer: RoomSequencer, state: RoomServerState?, logger: Logger) {
         self.sequencer = sequencer
+        self.state = state
         self.logger = logger
     }
 
@@ -94,7 +109,8 @@ actor RoomHub {
             of: ServerMessage?.self, bufferingPolicy: .bufferingOldest(Self.outgoingLimit))
         outgoing[id] = continuation
         channels[id] = connection.channel
-        sequencer.connected(id, now: monotonicSeconds())
+        let address = connection.channel.remoteAddress?.ipAddress ?? "unknown"
+        perform(sequencer.connected(id, address: address, now: monotonicSeconds()))
         logger.trace("room connection", metadata: ["cowatch.room.connection": "\(id)"])
         do {
             try await connection.executeThenClose { inbound, outbound in
@@ -141,15 +157,17 @@ actor RoomHub {
 
     /// Returns false when the connection must stop reading (it was closed).
     private func handle(line: [UInt8], from id: Int) -> Bool {
-        perform(sequencer.received(line: line, from: id, now: monotonicSeconds()))
+        let now = monotonicSeconds()
+        do {
+            perform(sequencer.received(try ClientMessage.decode(line: line), from: id, now: now))
+        } catch {
+            perform(sequencer.rejected(id, error, now: now))
+        }
         return outgoing[id] != nil
     }
 
     private func refuseOverlong(_ id: Int) {
-        let error = CowatchError(.protocolViolation, "line longer than \(wireMaxLineBytes) bytes")
-        outgoing[id]?.yield(.error(code: error.code.rawValue, message: error.message))
-        perform(sequencer.disconnected(id, now: monotonicSeconds()))
-        finishOutgoing(id)
+        perform(sequencer.rejected(id, CowatchError(.protocolViolation, "line longer than \(wireMaxLineBytes) bytes"), now: monotonicSeconds()))
     }
 
     private func finishOutgoing(_ id: Int) {
@@ -170,7 +188,18 @@ actor RoomHub {
                 }
             case .close(let id):
                 finishOutgoing(id)
+            case .saveRecords:
+                saveRecords()
             }
+        }
+    }
+
+    private func saveRecords() {
+        guard let state else { return }
+        do {
+            try state.saveRecords(sequencer.records)
+        } catch {
+            logger.warning("cannot save the rooms", metadata: ["cowatch.room.error": "\(error)"])
         }
     }
 

@@ -1,0 +1,67 @@
+/// Ending a room, naming operators and removing participants: what roles allow.
+extension RoomSequencer {
+    /// Ends the activity for everyone: all hear who ended it, then every connection is closed and
+    /// the room forgotten (its secret and roles too).
+    mutating func end(_ roomName: String, by name: String, now: Double) -> [Output] {
+        guard let room = rooms.removeValue(forKey: roomName) else { return [] }
+        endedRooms[roomName] = (name, now + configuration.endedRoomMemory)
+        records[roomName] = nil
+        var outputs: [Output] = []
+        for member in room.playback.memberIDs {
+            joined[member] = nil
+            admission.disconnected(member)
+            outputs.append(.send(member, .ended(by: name)))
+            outputs.append(.close(member))
+        }
+        return outputs + [.saveRecords]
+    }
+
+    private func notPermitted(_ id: ConnectionID, _ message: String) -> [Output] {
+        [.send(id, .refused(actionID: nil, code: CowatchError.Code.notPermitted.rawValue, message: message))]
+    }
+
+    /// Owner only: `name` becomes an operator or a member again. The name need not be present:
+    /// an operator is named for the room, and keeps the role when it comes back with its token.
+    mutating func setRole(of name: String, to role: Role, by id: ConnectionID, _ membership: Joined, now: Double) -> [Output] {
+        guard var room = rooms[membership.room] else { return [] }
+        guard room.playback.role(of: id) == .owner else { return notPermitted(id, "only the room's owner names operators") }
+        guard role != .owner else { return notPermitted(id, "a room has one owner") }
+        guard records[membership.room]?.owner != name else { return notPermitted(id, "the owner stays the owner") }
+        if role == .operator {
+            records[membership.room]?.operators.insert(name)
+        } else {
+            records[membership.room]?.operators.remove(name)
+        }
+        if let target = room.playback.member(named: name) { room.playback.setRole(role, of: target) }
+        rooms[membership.room] = room
+        let notice = Notice(actor: membership.name, action: role == .operator ? .op : .deop, others: [name])
+        return room.playback.broadcast(.notice(notice)).map(Self.output) + [.saveRecords]
+    }
+
+    /// Owners and operators: removes `name` and keeps its name and address out for `kickCooldown`.
+    /// Only the owner may remove an operator; nobody removes the owner.
+    mutating func kick(_ name: String, by id: ConnectionID, _ membership: Joined, now: Double) -> [Output] {
+        guard let room = rooms[membership.room] else { return [] }
+        let role = room.playback.role(of: id) ?? .member
+        guard role.isPrivileged else { return notPermitted(id, "only the room's owner and operators may remove someone") }
+        guard let target = room.playback.member(named: name) else {
+            return [.send(id, .refused(actionID: nil, code: CowatchError.Code.invalidArgument.rawValue, message: "nobody named \(name) is in the room"))]
+        }
+        let targetRole = room.playback.role(of: target) ?? .member
+        guard targetRole != .owner, role == .owner || targetRole == .member else {
+            return notPermitted(id, "only the owner may remove an operator, and nobody the owner")
+        }
+        let until = now + configuration.kickCooldown
+        kicked[membership.room, default: [:]]["name:" + name] = until
+        if let address = admission.address(of: target) { kicked[membership.room, default: [:]]["address:" + address] = until }
+        records[membership.room]?.operators.remove(name)
+        var outputs: [Output] = [
+            .send(target, .error(code: CowatchError.Code.kicked.rawValue, message: "\(membership.name) removed you from room \(membership.room)"))
+        ]
+        admission.disconnected(target)
+        if let gone = joined.removeValue(forKey: target) {
+            outputs += leave(target, gone, now: now, notice: Notice(actor: membership.name, action: .kick, others: [name]))
+        }
+        return outputs + [.close(target), .saveRecords]
+    }
+}

@@ -1,0 +1,48 @@
+/// Deadlines and read-only views of the server's state.
+extension RoomSequencer {
+    /// Runs deadlines: handshakes and silent connections that timed out, held-back refusals,
+    /// holds that waited long enough, announcements, participant lists, forgotten rooms.
+    public mutating func tick(now: Double) -> [Output] {
+        var outputs: [Output] = []
+        for expiry in admission.tick(now: now) {
+            if case .refuse(let id, let error) = expiry { outputs += refuse(id, error, now: now) }
+        }
+        for name in Array(rooms.keys) {
+            guard var room = rooms[name], room.playback.nextDeadline() <= now else { continue }
+            outputs += room.playback.tick(now: now).map(Self.output)
+            rooms[name] = room
+        }
+        let before = records.count
+        records = records.filter { entry in
+            guard let since = entry.value.dormantSince else { return true }
+            return now - since < configuration.dormantRoomMemory
+        }
+        if records.count != before { outputs.append(.saveRecords) }
+        for (room, entries) in kicked {
+            let live = entries.filter { $0.value > now }
+            kicked[room] = live.isEmpty ? nil : live
+        }
+        return outputs
+    }
+
+    /// When `tick` must run next.
+    public func nextDeadline() -> Double? {
+        let roomDeadline = rooms.values.map { $0.playback.nextDeadline() }.min()
+        let dormant = records.values.compactMap { $0.dormantSince.map { $0 + configuration.dormantRoomMemory } }.min()
+        return [admission.nextDeadline(), roomDeadline, dormant].compactMap { $0 }.min()
+    }
+
+    /// Rooms and their participants (for logs and tests).
+    public func snapshot() -> [String: [ParticipantInfo]] {
+        rooms.mapValues { $0.playback.participants() }
+    }
+
+    /// The current timeline of a room.
+    public func timeline(of roomName: String) -> GroupTimeline? { rooms[roomName]?.playback.timeline }
+
+    /// The current activity of a room.
+    public func activity(of roomName: String) -> Activity? { rooms[roomName]?.playback.activity }
+
+    /// Connections open now (joined or in their handshake).
+    public var connectionCount: Int { admission.connectionCount }
+}

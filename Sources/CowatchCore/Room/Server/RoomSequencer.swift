@@ -1,0 +1,430 @@
+/// The room server's brain: admission, rooms, roles, and the order of actions.
+///
+/// The server is each room's *sequencer* — every accepted action gets the next sequence number
+/// and every participant receives the same `applied` messages in the same order — and its
+/// *reference clock*: `now` is the server's monotonic clock, and every timeline is in it.
+///
+/// This type composes two pure machines: `ServerAdmission` (connection caps, the hello
+/// deadline, budgets, cool-downs) and one `RoomPlayback` per room (timeline, holds, readiness).
+/// It runs the handshake (hello → challenge → auth → welcome), checks room secrets and session
+/// tokens, and decides who may do what (roles, managed rooms).
+///
+/// Event methods return `Output`s (messages to send, connections to close, room records to
+/// save) for the network shell. Threading: a value type; one owner.
+public struct RoomSequencer: Sendable {
+    public struct Configuration: Sendable, Equatable {
+        public var playback = RoomPlayback.Configuration()
+        public var admission = ServerAdmission.Configuration()
+        /// Rooms at once, and participants in one room. Defaults 1000 and 64.
+        public var maxRooms = 1000
+        public var maxParticipantsPerRoom = 64
+        /// Every room is managed: only owners and operators control playback. Default false.
+        public var managed = false
+        /// Seconds an ended room is remembered, so a participant reconnecting into it hears it
+        /// ended instead of bringing it back. Default 30 s.
+        public var endedRoomMemory: Double = 30
+        /// Seconds a room that emptied (or that a restarted server found on disk) keeps its secret
+        /// and roles: only someone with its secret can bring it back. Default 600 s.
+        public var dormantRoomMemory: Double = 600
+        /// Seconds a participant removed with `kick` (its name and its address) stays out of that
+        /// room. Default 300 s.
+        public var kickCooldown: Double = 300
+        /// The server's certificate fingerprint as clients see it (`sha256:…`), bound into the
+        /// secret's proofs; empty without TLS.
+        public var certificateFingerprint = ""
+        /// The session tokens' key (kept on disk by the shell so tokens outlive restarts).
+        public var tokenKey: [UInt8] = SessionTokens.newKey()
+
+        public init() {}
+
+        /// Convenience for the older flat settings.
+        public var playWhenReady: Bool {
+            get { playback.playWhenReady }
+            set { playback.playWhenReady = newValue }
+        }
+        public var waitTimeout: Double {
+            get { playback.waitTimeout }
+            set { playback.waitTimeout = newValue }
+        }
+    }
+
+    public typealias ConnectionID = Int
+
+    public enum Output: Sendable, Equatable {
+        case send(ConnectionID, ServerMessage)
+        case close(ConnectionID)
+        /// The rooms' records changed: save `records` (the shell keeps them on disk).
+        case saveRecords
+    }
+
+    /// What is remembered of a room beyond its playback, and kept on disk.
+    public struct RoomRecord: Sendable, Equatable {
+        public var verifier: RoomVerifier?
+        public var owner: String?
+        public var operators: Set<String>
+        /// Dormant since (nil while the room is alive).
+        public var dormantSince: Double?
+
+        public init(verifier: RoomVerifier? = nil, owner: String? = nil, operators: Set<String> = [], dormantSince: Double? = nil) {
+            self.verifier = verifier
+            self.owner = owner
+            self.operators = operators
+            self.dormantSince = dormantSince
+        }
+    }
+
+    struct Handshake {
+        var hello: ClientMessage.Hello
+        var nonce: String
+        var access: ServerMessage.RoomAccess
+        var challenges = 1
+    }
+
+    struct Joined {
+        var room: String
+        var name: String
+    }
+
+    struct HostedRoom {
+        var playback: RoomPlayback
+        var creatorAddress: String
+    }
+
+    public let configuration: Configuration
+    var admission: ServerAdmission
+    let tokens: SessionTokens
+    var handshakes: [ConnectionID: Handshake] = [:]
+    var joined: [ConnectionID: Joined] = [:]
+    var rooms: [String: HostedRoom] = [:]
+    /// Secrets and roles of live and dormant rooms.
+    public internal(set) var records: [String: RoomRecord] = [:]
+    /// Recently ended rooms: who ended them, and until when that is remembered.
+    var endedRooms: [String: (by: String, until: Double)] = [:]
+    /// Kicked names and addresses per room, until when.
+    var kicked: [String: [String: Double]] = [:]
+
+    public init(configuration: Configuration = .init(), records: [String: RoomRecord] = [:], now: Double = 0) {
+        self.configuration = configuration
+        self.admission = ServerAdmission(configuration: configuration.admission)
+        self.tokens = SessionTokens(key: configuration.tokenKey)
+        // Rooms found on disk: alive when the server stopped, dormant now.
+        self.records = records.mapValues { record in
+            var dormant = record
+            dormant.dormantSince = min(record.dormantSince ?? now, now)
+            return dormant
+        }
+    }
+
+    /// What every participant of a new room is told about its rules.
+    public var policy: RoomPolicy {
+        var playback = configuration.playback
+        playback.managed = configuration.managed
+        return RoomPlayback(activity: Activity(url: ""), timeline: .initial(at: 0), now: 0, configuration: playback).policy
+    }
+
+    // MARK: Connections
+
+    /// A new connection from `address`; it may be refused at once (caps, a cool-down).
+    @discardableResult
+    public mutating func connected(_ id: ConnectionID, address: String = "local", now: Double) -> [Output] {
+        if let refusal = admission.connected(id, address: address, now: now) {
+            return [.send(id, .error(code: refusal.code.rawValue, message: refusal.message)), .close(id)]
+        }
+        return []
+    }
+
+    public mutating func disconnected(_ id: ConnectionID, now: Double) -> [Output] {
+        admission.disconnected(id)
+        handshakes[id] = nil
+        guard let membership = joined.removeValue(forKey: id) else { return [] }
+        return leave(id, membership, now: now, notice: nil)
+    }
+
+    mutating func leave(_ id: ConnectionID, _ membership: Joined, now: Double, notice: Notice?) -> [Output] {
+        guard var room = rooms[membership.room] else { return [] }
+        let outputs = room.playback.leave(id, now: now, notice: notice).map(Self.output)
+        if room.playback.isEmpty {
+            // Empty: the room sleeps, keeping its secret and roles for a while.
+            rooms[membership.room] = nil
+            records[membership.room]?.dormantSince = now
+            return outputs + [.saveRecords]
+        }
+        rooms[membership.room] = room
+        return outputs
+    }
+
+    /// Handles one decoded message.
+    public mutating func received(_ message: ClientMessage, from id: ConnectionID, now: Double) -> [Output] {
+        guard admission.address(of: id) != nil, !admission.isRefused(id) else { return [] }
+        guard admission.received(from: id, now: now) else {
+            return refuse(id, CowatchError(.flooding, "more than \(Int(configuration.admission.floodRate)) messages a second"), now: now)
+        }
+        switch message {
+        case .timeRequest(let requestID, let t1):
+            return [.send(id, .timeReply(id: requestID, t1: t1, t2: now, t3: now))]
+        case .hello(let hello):
+            return greet(id, hello, now: now)
+        case .auth(let auth):
+            return authenticate(id, auth, now: now)
+        case .bye:
+            return disconnected(id, now: now) + [.close(id)]
+        case .unknown(let type):
+            return [.send(id, .unsupported(type: type))]
+        case .unsupported:
+            return []
+        case .action, .ready, .report, .status, .media, .end, .role, .kick:
+            guard let membership = joined[id] else {
+                return refuse(id, CowatchError(.protocolViolation, "say hello first"), now: now)
+            }
+            return inRoom(message, from: id, membership, now: now)
+        }
+    }
+
+    /// A line that could not be decoded (or was too long): the connection is closed with `error`.
+    public mutating func rejected(_ id: ConnectionID, _ error: CowatchError, now: Double) -> [Output] {
+        guard admission.address(of: id) != nil else { return [] }
+        return refuse(id, error, now: now)
+    }
+
+    /// Sends an error, closes the connection, and tells its room it left.
+    mutating func refuse(_ id: ConnectionID, _ error: CowatchError, now: Double) -> [Output] {
+        [.send(id, .error(code: error.code.rawValue, message: error.message))] + disconnected(id, now: now) + [.close(id)]
+    }
+
+    // MARK: Handshake
+
+    private func access(to room: String) -> ServerMessage.RoomAccess {
+        guard let record = records[room] else { return .new }
+        if let verifier = record.verifier { return .secret(salt: verifier.salt) }
+        return rooms[room] == nil ? .new : .open
+    }
+
+    private func isKicked(_ keys: [String], from room: String, now: Double) -> Double? {
+        keys.compactMap { kicked[room]?[$0] }.filter { $0 > now }.max()
+    }
+
+    private mutating func greet(_ id: ConnectionID, _ hello: ClientMessage.Hello, now: Double) -> [Output] {
+        guard handshakes[id] == nil, joined[id] == nil else {
+            return refuse(id, CowatchError(.protocolViolation, "hello twice"), now: now)
+        }
+        let common = hello.versions.clamped(to: wireProtocolVersions)
+        guard hello.versions.overlaps(wireProtocolVersions), !common.isEmpty else {
+            return refuse(id, CowatchError(
+                .unsupportedVersion,
+                "this server speaks room protocol \(Self.describe(wireProtocolVersions)), the client \(Self.describe(hello.versions)); update the older side"),
+                now: now)
+        }
+        guard hello.nonce.utf8.count == 64 else {
+            return refuse(id, CowatchError(.protocolViolation, "hello needs a nonce"), now: now)
+        }
+        let address = admission.address(of: id) ?? ""
+        if let until = isKicked(["name:" + hello.name, "address:" + address], from: hello.room, now: now) {
+            return refuse(id, CowatchError(.kicked, "you were removed from room \(hello.room); try again in \(Int((until - now).rounded(.up))) s"), now: now)
+        }
+        endedRooms = endedRooms.filter { $0.value.until > now }
+        if rooms[hello.room] == nil, hello.resume != nil, let ended = endedRooms[hello.room] {
+            // A participant that lost its link just before the end would otherwise restart the
+            // room from its `resume`: tell it the activity ended.
+            admission.disconnected(id)
+            return [.send(id, .ended(by: ended.by)), .close(id)]
+        }
+        let nonce = RoomSecret.nonce()
+        let guarded = access(to: hello.room)
+        handshakes[id] = Handshake(hello: hello, nonce: nonce, access: guarded)
+        let features = hello.features.filter { WireFeature.all.contains($0) }
+        return [.send(id, .challenge(.init(protocolVersion: common.upperBound, features: features, nonce: nonce, access: guarded)))]
+    }
+
+    private static func describe(_ range: ClosedRange<Int>) -> String {
+        range.lowerBound == range.upperBound ? "\(range.lowerBound)" : "\(range.lowerBound)–\(range.upperBound)"
+    }
+
+    private mutating func authenticate(_ id: ConnectionID, _ auth: ClientMessage.Auth, now: Double) -> [Output] {
+        guard var handshake = handshakes[id] else {
+            return refuse(id, CowatchError(.protocolViolation, "auth without a challenge"), now: now)
+        }
+        let hello = handshake.hello
+        let current = access(to: hello.room)
+        guard current == handshake.access else {
+            // The room changed meanwhile (created, or given a secret): challenge again, a few times.
+            guard handshake.challenges < 3 else {
+                return refuse(id, CowatchError(.serverBusy, "room \(hello.room) keeps changing; try again"), now: now)
+            }
+            handshake.challenges += 1
+            handshake.nonce = RoomSecret.nonce()
+            handshake.access = current
+            handshakes[id] = handshake
+            return [.send(id, .challenge(.init(nonce: handshake.nonce, access: current)))]
+        }
+        var verifier: RoomVerifier?
+        switch current {
+        case .secret:
+            verifier = records[hello.room]?.verifier
+            guard let verifier, let proof = auth.proof,
+                RoomSecret.matches(proof, RoomSecret.proof(
+                    key: verifier.key, side: .client, room: hello.room, name: hello.name, clientNonce: hello.nonce,
+                    serverNonce: handshake.nonce, fingerprint: configuration.certificateFingerprint))
+            else {
+                handshakes[id] = nil
+                admission.authFailed(id, error: CowatchError(
+                    .authFailed, auth.proof == nil
+                        ? "room \(hello.room) needs its secret (--room-secret-file, or the invite link)"
+                        : "wrong secret for room \(hello.room)"), now: now)
+                return []
+            }
+        case .open:
+            break
+        case .new:
+            verifier = auth.create
+        }
+        return join(id, handshake, verifier: verifier, creating: current == .new, now: now)
+    }
+
+    private mutating func join(
+        _ id: ConnectionID, _ handshake: Handshake, verifier: RoomVerifier?, creating: Bool, now: Double
+    ) -> [Output] {
+        let hello = handshake.hello
+        let address = admission.address(of: id) ?? ""
+        let provenToken = hello.token.map { tokens.verify($0, room: hello.room, name: hello.name) } ?? false
+        var outputs: [Output] = []
+        if let room = rooms[hello.room], let previous = room.playback.member(named: hello.name) {
+            // The same name is in the room. Only its token may replace it (a reconnect while the
+            // old connection still looks alive); anyone else is a newcomer with a taken name.
+            guard provenToken else {
+                return refuse(id, CowatchError(.nameTaken, "a participant named \(hello.name) is already in room \(hello.room)"), now: now)
+            }
+            outputs += disconnected(previous, now: now) + [.close(previous)]
+        }
+        if rooms[hello.room] == nil {
+            guard rooms.count < configuration.maxRooms else {
+                return refuse(id, CowatchError(.roomFull, "the server has no room for another room"), now: now)
+            }
+            let created = rooms.values.filter { $0.creatorAddress == address }.count
+            guard created < configuration.admission.maxRoomsPerAddress else {
+                return refuse(id, CowatchError(.serverBusy, "too many rooms from \(address)"), now: now)
+            }
+        } else if rooms[hello.room]!.playback.memberIDs.count >= configuration.maxParticipantsPerRoom {
+            return refuse(id, CowatchError(.roomFull, "room \(hello.room) is full"), now: now)
+        }
+
+        var record = records[hello.room] ?? RoomRecord()
+        if creating && record.dormantSince == nil {
+            // A brand-new room: its creator owns it and sets its secret.
+            record = RoomRecord(verifier: verifier, owner: hello.name)
+        }
+        record.dormantSince = nil
+        records[hello.room] = record
+
+        var room = rooms[hello.room] ?? {
+            var playbackConfiguration = configuration.playback
+            playbackConfiguration.managed = configuration.managed
+            // A room that restarts (the server lost it) carries on from where the group was, but
+            // only on the word of someone who was in it: the token proves that.
+            let start = provenToken ? hello.resume.map {
+                GroupTimeline(seq: 0, position: $0.position, reference: now, rate: $0.rate, playing: $0.playing)
+            } : nil
+            return HostedRoom(
+                playback: RoomPlayback(
+                    activity: hello.activity ?? Activity(url: "unknown"), timeline: start ?? .initial(at: now), now: now,
+                    configuration: playbackConfiguration),
+                creatorAddress: address)
+        }()
+        let role: Role =
+            record.owner == hello.name && (provenToken || creating) ? .owner
+            : record.operators.contains(hello.name) && provenToken ? .operator : .member
+        outputs += room.playback.join(id, name: hello.name, stallKey: address, role: role, status: hello.status, now: now)
+            .map(Self.output)
+        rooms[hello.room] = room
+        handshakes[id] = nil
+        joined[id] = Joined(room: hello.room, name: hello.name)
+        admission.joined(id, now: now)
+        let proof = verifier.map {
+            RoomSecret.proof(
+                key: $0.key, side: .server, room: hello.room, name: hello.name, clientNonce: hello.nonce,
+                serverNonce: handshake.nonce, fingerprint: configuration.certificateFingerprint)
+        }
+        let welcome = ServerMessage.welcome(.init(
+            name: hello.name, room: hello.room, timeline: room.playback.timeline, participants: room.playback.participants(),
+            activity: room.playback.activity, policy: room.playback.policy, token: tokens.issue(room: hello.room, name: hello.name),
+            role: role, proof: proof))
+        return [.send(id, welcome)] + outputs + [.saveRecords]
+    }
+
+    // MARK: In a room
+
+    private mutating func inRoom(_ message: ClientMessage, from id: ConnectionID, _ membership: Joined, now: Double) -> [Output] {
+        guard var room = rooms[membership.room] else { return [] }
+        let role = room.playback.role(of: id) ?? .member
+        var outputs: [RoomPlayback.Output] = []
+        switch message {
+        case .action(let action):
+            if let refusal = check(action, from: id, role: role, now: now) {
+                return [.send(id, .refused(actionID: action.id, code: refusal.code.rawValue, message: refusal.message))]
+            }
+            outputs = room.playback.apply(action, from: id, now: now)
+        case .ready(let seq):
+            outputs = room.playback.landed(seq: seq, from: id, now: now)
+        case .report(let drift, let rtt):
+            room.playback.report(drift: drift, rtt: rtt, from: id)
+        case .status(let status):
+            let newStall = status.stall != nil && status.stall != .loading
+            let mayHold = !newStall || admission.allowStall(from: id, now: now)
+            outputs = room.playback.statusChanged(status, of: id, mayHold: mayHold, now: now)
+        case .media(let activity, let info):
+            outputs = room.playback.mediaReported(info, activity: activity, by: id)
+        case .end:
+            let ownerPresent = records[membership.room]?.owner.flatMap { room.playback.member(named: $0) } != nil
+            let openRoom = records[membership.room]?.verifier == nil
+            guard role.isPrivileged || (openRoom && !ownerPresent) else {
+                return [.send(id, .refused(
+                    actionID: nil, code: CowatchError.Code.notPermitted.rawValue,
+                    message: "only the room's owner and operators may end it for everyone"))]
+            }
+            return end(membership.room, by: membership.name, now: now)
+        case .role(let name, let newRole):
+            return setRole(of: name, to: newRole, by: id, membership, now: now)
+        case .kick(let name):
+            return kick(name, by: id, membership, now: now)
+        default:
+            return []
+        }
+        rooms[membership.room] = room
+        return outputs.map(Self.output)
+    }
+
+    /// Why an action may not go ahead, if it may not.
+    private mutating func check(_ action: ClientMessage.ActionRequest, from id: ConnectionID, role: Role, now: Double) -> CowatchError? {
+        if let deadline = action.deadline, now > deadline {
+            return CowatchError(.expired, "the \(action.kind.rawValue) arrived \(Int(((now - deadline) * 1000).rounded())) ms after its sender gave up")
+        }
+        if configuration.managed && !role.isPrivileged {
+            return CowatchError(.notPermitted, "in this managed room only the owner and operators may \(action.kind.rawValue)")
+        }
+        if action.kind == .open, let activity = action.activity {
+            for url in [activity.url] + (activity.fallbackURL.map { [$0] } ?? []) where !Self.isNetworkURL(url) {
+                return CowatchError(.notPermitted, "a room opens network URLs only (http, https, …), never local paths or file:")
+            }
+        }
+        // Last, so refused actions do not spend the budget.
+        if !admission.allowAction(from: id, now: now) {
+            return CowatchError(.rateLimited, "too many actions; wait a moment")
+        }
+        return nil
+    }
+
+    /// `scheme://…` with a scheme other than file.
+    static func isNetworkURL(_ url: String) -> Bool {
+        guard let colon = url.firstIndex(of: ":"), url[colon...].hasPrefix("://") else { return false }
+        let scheme = url[..<colon].lowercased()
+        guard let first = scheme.first, first.isLetter,
+            scheme.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || "+.-".contains($0)) })
+        else { return false }
+        return scheme != "file"
+    }
+
+    static func output(_ output: RoomPlayback.Output) -> Output {
+        switch output {
+        case .send(let id, let message): .send(id, message)
+        }
+    }
+}

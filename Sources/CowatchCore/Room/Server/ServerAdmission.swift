@@ -1,0 +1,226 @@
+/// Who may talk to the room server at all, and how much: connection caps, the hello deadline,
+/// budgets per connection, and what one address has earned (cool-downs after flooding, slower
+/// answers after wrong secrets).
+///
+/// It knows nothing of rooms: `RoomSequencer` asks it before acting and tells it what happened.
+/// A pure state machine; time is a parameter. Threading: a value type; one owner.
+public struct ServerAdmission: Sendable {
+    public struct Configuration: Sendable, Equatable {
+        /// Seconds a new connection has to complete its handshake (hello, auth). Default 5 s.
+        public var helloTimeout: Double = 5
+        /// Seconds a joined connection may stay silent (daemons report every second). Default 30 s.
+        public var idleTimeout: Double = 30
+        /// Connections at once, in total and from one address. Defaults 4096 and 32.
+        public var maxConnections = 4096
+        public var maxConnectionsPerAddress = 32
+        /// Connections still in their handshake at once, in total and from one address. Defaults 256 and 8.
+        public var maxPending = 256
+        public var maxPendingPerAddress = 8
+        /// Rooms created by one address that are alive at once. Default 8.
+        public var maxRoomsPerAddress = 8
+        /// Token bucket for every message of a connection: burst, then per second. Beyond it the
+        /// connection is dropped (`flooding`) and its address may not come back for `floodCooldown`.
+        public var floodBurst: Double = 200
+        public var floodRate: Double = 100
+        public var floodCooldown: Double = 60
+        /// Token bucket for group actions of one participant: a burst of 5, then 1 a second.
+        /// Beyond it, actions are refused (`rate-limited`) and nobody else hears of them.
+        public var actionBurst: Double = 5
+        public var actionRate: Double = 1
+        /// Token bucket for stall reports (buffering, seeking) of one participant: 3, then one per
+        /// 20 s. Beyond it, stalls are noted but never hold the group.
+        public var stallBurst: Double = 3
+        public var stallRate: Double = 0.05
+        /// Wrong secrets: the refusal waits this long, and after `maxAuthFailures` within
+        /// `authFailureWindow` seconds an address is refused outright for `authLockout` seconds.
+        public var authFailureDelay: Double = 1
+        public var maxAuthFailures = 5
+        public var authFailureWindow: Double = 60
+        public var authLockout: Double = 300
+
+        public init() {}
+    }
+
+    public typealias ConnectionID = Int
+
+    struct Bucket {
+        var tokens: Double
+        var at: Double
+
+        /// Takes one token if there is one.
+        mutating func take(burst: Double, rate: Double, now: Double) -> Bool {
+            tokens = min(burst, tokens + max(0, now - at) * rate)
+            at = now
+            guard tokens >= 1 else { return false }
+            tokens -= 1
+            return true
+        }
+    }
+
+    struct Connection {
+        var address: String
+        var joined = false
+        /// Handshake deadline, then idle deadline.
+        var deadline: Double
+        /// A refusal held back until then (wrong secret), to be sent by `tick`.
+        var refusal: (at: Double, error: CowatchError)?
+        var messages: Bucket
+        var actions: Bucket
+        var stalls: Bucket
+    }
+
+    struct AddressRecord {
+        var connections = 0
+        var pending = 0
+        var bannedUntil = -Double.infinity
+        var banReason = ""
+        var authFailures: [Double] = []
+    }
+
+    public let configuration: Configuration
+    private var connections: [ConnectionID: Connection] = [:]
+    private var addresses: [String: AddressRecord] = [:]
+    private var pending = 0
+
+    public init(configuration: Configuration = .init()) {
+        self.configuration = configuration
+    }
+
+    public var connectionCount: Int { connections.count }
+
+    /// A new connection from `address`: nil to go on, or why it is refused at once.
+    public mutating func connected(_ id: ConnectionID, address: String, now: Double) -> CowatchError? {
+        var record = addresses[address] ?? AddressRecord()
+        if now < record.bannedUntil {
+            let wait = Int((record.bannedUntil - now).rounded(.up))
+            return CowatchError(.serverBusy, "\(record.banReason); try again in \(wait) s")
+        }
+        if connections.count >= configuration.maxConnections || pending >= configuration.maxPending {
+            return CowatchError(.serverBusy, "the server has too many connections; try again later")
+        }
+        if record.connections >= configuration.maxConnectionsPerAddress || record.pending >= configuration.maxPendingPerAddress {
+            return CowatchError(.serverBusy, "too many connections from \(address)")
+        }
+        record.connections += 1
+        record.pending += 1
+        addresses[address] = record
+        pending += 1
+        let full = Bucket(tokens: configuration.floodBurst, at: now)
+        connections[id] = Connection(
+            address: address, deadline: now + configuration.helloTimeout, messages: full,
+            actions: Bucket(tokens: configuration.actionBurst, at: now), stalls: Bucket(tokens: configuration.stallBurst, at: now))
+        return nil
+    }
+
+    public mutating func disconnected(_ id: ConnectionID) {
+        guard let connection = connections.removeValue(forKey: id) else { return }
+        addresses[connection.address]?.connections -= 1
+        if !connection.joined {
+            addresses[connection.address]?.pending -= 1
+            pending -= 1
+        }
+        if let record = addresses[connection.address], record.connections <= 0, record.bannedUntil.isInfinite || record.bannedUntil < 0,
+            record.authFailures.isEmpty
+        {
+            addresses[connection.address] = nil
+        }
+    }
+
+    public func address(of id: ConnectionID) -> String? { connections[id]?.address }
+    public func isJoined(_ id: ConnectionID) -> Bool { connections[id]?.joined == true }
+
+    /// The handshake is done: the connection now only has to stay alive.
+    public mutating func joined(_ id: ConnectionID, now: Double) {
+        guard var connection = connections[id], !connection.joined else { return }
+        connection.joined = true
+        connection.deadline = now + configuration.idleTimeout
+        connections[id] = connection
+        addresses[connection.address]?.pending -= 1
+        pending -= 1
+    }
+
+    /// Every message: false when the connection floods (drop it; its address cools down).
+    public mutating func received(from id: ConnectionID, now: Double) -> Bool {
+        guard var connection = connections[id] else { return false }
+        if connection.joined { connection.deadline = now + configuration.idleTimeout }
+        let allowed = connection.messages.take(burst: configuration.floodBurst, rate: configuration.floodRate, now: now)
+        connections[id] = connection
+        if !allowed { ban(connection.address, for: configuration.floodCooldown, reason: "\(connection.address) flooded the server", now: now) }
+        return allowed
+    }
+
+    /// A group action: false when over the participant's budget.
+    public mutating func allowAction(from id: ConnectionID, now: Double) -> Bool {
+        guard connections[id] != nil else { return false }
+        return connections[id]!.actions.take(burst: configuration.actionBurst, rate: configuration.actionRate, now: now)
+    }
+
+    /// A new stall: false when over the participant's budget.
+    public mutating func allowStall(from id: ConnectionID, now: Double) -> Bool {
+        guard connections[id] != nil else { return false }
+        return connections[id]!.stalls.take(burst: configuration.stallBurst, rate: configuration.stallRate, now: now)
+    }
+
+    /// Keeps `address` out for `seconds` (new connections are refused with `server-busy`).
+    public mutating func ban(_ address: String, for seconds: Double, reason: String, now: Double) {
+        var record = addresses[address] ?? AddressRecord()
+        if now + seconds > record.bannedUntil {
+            record.bannedUntil = now + seconds
+            record.banReason = reason
+        }
+        addresses[address] = record
+    }
+
+    /// A wrong secret from `id`: its refusal is held back `authFailureDelay`, and an address
+    /// that keeps failing is locked out.
+    public mutating func authFailed(_ id: ConnectionID, error: CowatchError, now: Double) {
+        guard var connection = connections[id] else { return }
+        var record = addresses[connection.address] ?? AddressRecord()
+        record.authFailures = record.authFailures.filter { now - $0 < configuration.authFailureWindow } + [now]
+        addresses[connection.address] = record
+        if record.authFailures.count >= configuration.maxAuthFailures {
+            ban(connection.address, for: configuration.authLockout, reason: "too many wrong room secrets from \(connection.address)", now: now)
+        }
+        connection.refusal = (now + configuration.authFailureDelay, error)
+        connection.deadline = .infinity
+        connections[id] = connection
+    }
+
+    /// True while a held-back refusal waits: the connection must not be served meanwhile.
+    public func isRefused(_ id: ConnectionID) -> Bool { connections[id]?.refusal != nil }
+
+    public enum Expiry: Sendable, Equatable {
+        /// Send this error and close.
+        case refuse(ConnectionID, CowatchError)
+    }
+
+    /// Connections whose deadline passed: handshakes not done in time, silent participants,
+    /// refusals now due.
+    public mutating func tick(now: Double) -> [Expiry] {
+        var expired: [Expiry] = []
+        for (id, connection) in connections {
+            if let refusal = connection.refusal {
+                if now >= refusal.at { expired.append(.refuse(id, refusal.error)) }
+            } else if now >= connection.deadline {
+                expired.append(.refuse(id, connection.joined
+                    ? CowatchError(.timeout, "nothing heard for \(Int(configuration.idleTimeout)) s")
+                    : CowatchError(.timeout, "no handshake within \(Int(configuration.helloTimeout)) s")))
+            }
+        }
+        // Forget addresses with nothing left to remember.
+        addresses = addresses.filter { entry in
+            entry.value.connections > 0 || entry.value.bannedUntil > now
+                || entry.value.authFailures.contains { now - $0 < configuration.authFailureWindow }
+        }
+        return expired.sorted { $0.id < $1.id }
+    }
+
+    /// When `tick` must run next.
+    public func nextDeadline() -> Double? {
+        connections.values.map { $0.refusal?.at ?? $0.deadline }.min()
+    }
+}
+
+extension ServerAdmission.Expiry {
+    var id: Int { if case .refuse(let id, _) = self { id } else { 0 } }
+}

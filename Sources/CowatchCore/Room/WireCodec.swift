@@ -1,0 +1,415 @@
+/// The room protocol's codec: every message of `WireMessages.swift` to a line and back.
+///
+/// Called by the shells (server and client connections), never by the state machines, which
+/// see only decoded, validated messages. Decoding never traps on peer input: anything out of
+/// bounds is a `protocol-violation`; an unknown message type is `.unknown(type:)`.
+///
+/// Threading: pure functions.
+
+extension ClientMessage {
+    public var json: JSONValue {
+        switch self {
+        case .hello(let hello):
+            var object: [String: JSONValue] = [
+                "type": "hello", "protocol": .number(Double(hello.versions.upperBound)),
+                "versions": [.number(Double(hello.versions.lowerBound)), .number(Double(hello.versions.upperBound))],
+                "features": .array(hello.features.map(JSONValue.string)), "room": .string(hello.room),
+                "name": .string(hello.name), "client": .string(hello.client), "nonce": .string(hello.nonce),
+                "status": hello.status.json,
+            ]
+            if let token = hello.token { object["token"] = .string(token) }
+            if let activity = hello.activity { object["activity"] = activity.json }
+            if let resume = hello.resume {
+                object["resume"] = [
+                    "position": .number(resume.position), "playing": .bool(resume.playing), "rate": .number(resume.rate),
+                ]
+            }
+            return .object(object)
+        case .timeRequest(let id, let t1):
+            return ["type": "time_request", "id": .number(Double(id)), "t1": .number(t1)]
+        case .action(let action):
+            var object: [String: JSONValue] = [
+                "type": "action", "id": .number(Double(action.id)), "kind": .string(action.kind.rawValue),
+            ]
+            if let position = action.position { object["position"] = .number(position) }
+            if let from = action.from { object["from"] = .number(from) }
+            if let rate = action.rate { object["rate"] = .number(rate) }
+            if let activity = action.activity { object["activity"] = activity.json }
+            if let deadline = action.deadline { object["deadline"] = .number(deadline) }
+            return .object(object)
+        case .ready(let seq):
+            return ["type": "ready", "seq": .number(Double(seq))]
+        case .report(let drift, let rtt):
+            var object: [String: JSONValue] = ["type": "report"]
+            if let drift { object["drift"] = .number(drift) }
+            if let rtt { object["rtt"] = .number(rtt) }
+            return .object(object)
+        case .status(let status):
+            return ["type": "status", "status": status.json]
+        case .media(let activity, let info):
+            return ["type": "media", "activity": .number(Double(activity)), "media": info.json]
+        case .end:
+            return ["type": "end"]
+        case .bye:
+            return ["type": "bye"]
+        case .auth(let auth):
+            var object: [String: JSONValue] = ["type": "auth"]
+            if let proof = auth.proof { object["proof"] = .string(proof) }
+            if let create = auth.create { object["create"] = ["salt": .string(create.salt), "key": .string(create.key)] }
+            return .object(object)
+        case .role(let name, let role):
+            return ["type": "role", "name": .string(name), "role": .string(role.rawValue)]
+        case .kick(let name):
+            return ["type": "kick", "name": .string(name)]
+        case .unsupported(let type):
+            return ["type": "unsupported", "of": .string(type)]
+        case .unknown(let type):
+            return ["type": .string(type)]
+        }
+    }
+
+    public func encoded() -> [UInt8] { json.encoded() + [UInt8(ascii: "\n")] }
+
+    /// Decodes and validates one line. Throws `protocol-violation` (or `invalid-json`).
+    public static func decode<Bytes: Collection<UInt8>>(line: Bytes) throws(CowatchError) -> ClientMessage {
+        let reader = try WireReader(line: line)
+        switch try reader.type() {
+        case "hello":
+            let newest = try reader.integer("protocol")
+            // Protocol 2 said only `protocol`; from 3 on, `versions` is the range spoken.
+            var versions = newest...newest
+            if let range = reader.raw("versions") {
+                guard let bounds = range.arrayValue, bounds.count == 2, let low = bounds[0].numberValue,
+                    let high = bounds[1].numberValue, low.rounded() == low, high.rounded() == high, 0 <= low, low <= high,
+                    high <= 1000
+                else { throw WireReader.violation("\"versions\" must be [lowest, highest]") }
+                versions = Int(low)...Int(high)
+            }
+            let room = try reader.name("room", maxLength: 64)
+            let name = try reader.name("name", maxLength: ParticipantName.maxLength)
+            let client = try reader.optionalText("client", maxLength: 64) ?? "unknown"
+            var resume: Hello.Resume?
+            if let fields = try reader.optionalObject("resume") {
+                resume = Hello.Resume(
+                    position: try fields.number("position", range: 0...1e7), playing: try fields.bool("playing"),
+                    rate: try fields.number("rate", range: ControlCommand.speedRange))
+            }
+            return .hello(Hello(
+                versions: versions, features: try reader.optionalWords("features") ?? [], room: room, name: name,
+                client: client, nonce: try reader.optionalHex("nonce", bytes: 32) ?? "", token: try reader.optionalToken("token"),
+                activity: try reader.optionalObject("activity").map { reader throws(CowatchError) in try Activity(wire: reader) },
+                status: try reader.optionalObject("status").map { reader throws(CowatchError) in try ParticipantStatus(wire: reader) } ?? .init(),
+                resume: resume))
+        case "time_request":
+            return .timeRequest(id: try reader.integer("id"), t1: try reader.number("t1", range: -1e12...1e12))
+        case "action":
+            let kind = try reader.enumeration("kind", ActionKind.self)
+            let action = ActionRequest(
+                id: try reader.integer("id"), kind: kind,
+                position: try reader.optionalNumber("position", range: 0...1e7),
+                from: try reader.optionalNumber("from", range: 0...1e7),
+                rate: try reader.optionalNumber("rate", range: ControlCommand.speedRange),
+                activity: try reader.optionalObject("activity").map { reader throws(CowatchError) in try Activity(wire: reader) },
+                deadline: try reader.optionalNumber("deadline", range: -1e12...1e12))
+            switch kind {
+            case .pause, .seek:
+                guard action.position != nil else { throw WireReader.violation("\(kind.rawValue) needs a position") }
+            case .speed:
+                guard action.rate != nil else { throw WireReader.violation("speed needs a rate") }
+            case .open:
+                guard action.activity != nil else { throw WireReader.violation("open needs an activity") }
+            case .play:
+                break
+            }
+            return .action(action)
+        case "ready":
+            return .ready(seq: try reader.integer("seq"))
+        case "report":
+            return .report(
+                drift: try reader.optionalNumber("drift", range: -1e7...1e7),
+                rtt: try reader.optionalNumber("rtt", range: 0...3600))
+        case "status":
+            guard let fields = try reader.optionalObject("status") else { throw WireReader.violation("status needs a status") }
+            return .status(try ParticipantStatus(wire: fields))
+        case "media":
+            guard let fields = try reader.optionalObject("media") else { throw WireReader.violation("media needs a media object") }
+            return .media(activity: try reader.integer("activity"), try MediaInfo(wire: fields))
+        case "end":
+            return .end
+        case "bye":
+            return .bye
+        case "auth":
+            var create: RoomVerifier?
+            if let fields = try reader.optionalObject("create") {
+                create = RoomVerifier(
+                    salt: try fields.hex("salt", bytes: RoomSecret.saltBytes), key: try fields.hex("key", bytes: RoomSecret.keyBytes))
+            }
+            return .auth(Auth(proof: try reader.optionalHex("proof", bytes: RoomSecret.proofBytes), create: create))
+        case "role":
+            return .role(
+                name: try reader.name("name", maxLength: ParticipantName.maxLength), role: try reader.enumeration("role", Role.self))
+        case "kick":
+            return .kick(name: try reader.name("name", maxLength: ParticipantName.maxLength))
+        case "unsupported":
+            return .unsupported(type: try reader.word("of"))
+        case let other:
+            return .unknown(type: other)
+        }
+    }
+}
+
+extension GroupTimeline {
+    var json: JSONValue {
+        [
+            // Clamped to what the wire accepts (115 days), so a runaway room cannot make every
+            // participant refuse its timeline.
+            "seq": .number(Double(seq)), "position": .number(min(max(0, position), 1e7)), "reference": .number(reference),
+            "rate": .number(rate), "playing": .bool(playing), "holding": .bool(holding),
+        ]
+    }
+
+    init(wire value: JSONValue?) throws(CowatchError) {
+        guard let value else { throw WireReader.violation("missing timeline") }
+        let reader = try WireReader(object: value)
+        self.init(
+            seq: try reader.integer("seq"), position: try reader.number("position", range: 0...1e7),
+            reference: try reader.number("reference", range: -1e12...1e12),
+            rate: try reader.number("rate", range: ControlCommand.speedRange), playing: try reader.bool("playing"),
+            holding: try reader.bool("holding"))
+    }
+}
+
+extension Activity {
+    var json: JSONValue {
+        var object: [String: JSONValue] = ["id": .number(Double(id)), "url": .string(url), "type": .string(type.rawValue)]
+        if let title { object["title"] = .string(title) }
+        if let fallbackURL { object["fallback_url"] = .string(fallbackURL) }
+        if let openedBy { object["opened_by"] = .string(openedBy) }
+        return .object(object)
+    }
+
+    init(wire reader: WireReader) throws(CowatchError) {
+        self.init(
+            id: try reader.optionalInteger("id") ?? 0, url: try reader.url("url"),
+            title: try reader.optionalText("title", maxLength: Activity.maxTitleBytes),
+            type: try reader.raw("type") == nil ? .watch : reader.enumeration("type", ActivityType.self),
+            fallbackURL: try reader.optionalURL("fallback_url"),
+            openedBy: try reader.raw("opened_by") == nil ? nil : reader.name("opened_by", maxLength: ParticipantName.maxLength))
+    }
+}
+
+extension MediaInfo {
+    var json: JSONValue {
+        var object: [String: JSONValue] = [:]
+        if let duration { object["duration"] = .number(duration) }
+        if let size { object["size"] = .number(Double(size)) }
+        if let hash { object["hash"] = .string(hash) }
+        return .object(object)
+    }
+
+    init(wire reader: WireReader) throws(CowatchError) {
+        let hash = try reader.optionalString("hash", maxLength: 128)
+        if let hash, !hash.utf8.allSatisfy({ (0x30...0x39).contains($0) || (0x61...0x66).contains($0) }) {
+            throw WireReader.violation("\"hash\" must be lowercase hex")
+        }
+        self.init(
+            duration: try reader.optionalNumber("duration", range: 0...1e7), size: try reader.optionalInteger("size"),
+            hash: hash)
+    }
+}
+
+extension ParticipantStatus {
+    var json: JSONValue {
+        var object: [String: JSONValue] = ["ready": .bool(ready), "wait_for_me": .bool(waitForMe)]
+        if let stall { object["stall"] = .string(stall.rawValue) }
+        return .object(object)
+    }
+
+    init(wire reader: WireReader) throws(CowatchError) {
+        self.init(
+            stall: try reader.raw("stall") == nil ? nil : reader.enumeration("stall", StallReason.self),
+            ready: try reader.optionalBool("ready") ?? false, waitForMe: try reader.optionalBool("wait_for_me") ?? true)
+    }
+}
+
+extension RoomPolicy {
+    var json: JSONValue {
+        ["play_when_ready": .bool(playWhenReady), "wait_timeout": .number(waitTimeout), "managed": .bool(managed)]
+    }
+
+    init(wire reader: WireReader) throws(CowatchError) {
+        self.init(
+            playWhenReady: try reader.optionalBool("play_when_ready") ?? false,
+            waitTimeout: try reader.optionalNumber("wait_timeout", range: 0...3600) ?? 5,
+            managed: try reader.optionalBool("managed") ?? false)
+    }
+}
+
+extension Notice {
+    var json: JSONValue {
+        var object: [String: JSONValue] = ["actor": .string(actor), "action": .string(action.rawValue)]
+        if let position { object["position"] = .number(position) }
+        if let from { object["from"] = .number(from) }
+        if let to { object["to"] = .number(to) }
+        if let rate { object["rate"] = .number(rate) }
+        if let others { object["others"] = .array(others.map(JSONValue.string)) }
+        if let detail { object["detail"] = .string(detail) }
+        if let title { object["title"] = .string(title) }
+        return .object(object)
+    }
+
+    init(wire value: JSONValue?) throws(CowatchError) {
+        guard let value else { throw WireReader.violation("missing notice") }
+        let reader = try WireReader(object: value)
+        self.init(
+            actor: try reader.name("actor", maxLength: ParticipantName.maxLength),
+            action: try reader.enumeration("action", NoticeAction.self),
+            position: try reader.optionalNumber("position", range: 0...1e7),
+            from: try reader.optionalNumber("from", range: 0...1e7), to: try reader.optionalNumber("to", range: 0...1e7),
+            rate: try reader.optionalNumber("rate", range: ControlCommand.speedRange),
+            others: try reader.optionalNames("others"), detail: try reader.optionalText("detail", maxLength: 512),
+            title: try reader.optionalText("title", maxLength: 4096))
+    }
+}
+
+extension ParticipantInfo {
+    var json: JSONValue {
+        var object: [String: JSONValue] = [
+            "name": .string(name), "state": .string(state), "status": status.json, "role": .string(role.rawValue),
+        ]
+        if let drift { object["drift"] = .number(drift) }
+        if let rtt { object["rtt"] = .number(rtt) }
+        return .object(object)
+    }
+
+    init(wire value: JSONValue) throws(CowatchError) {
+        let reader = try WireReader(object: value)
+        self.init(
+            name: try reader.name("name", maxLength: ParticipantName.maxLength),
+            state: try reader.optionalText("state", maxLength: 32) ?? "joined",
+            drift: try reader.optionalNumber("drift", range: -1e7...1e7),
+            rtt: try reader.optionalNumber("rtt", range: 0...3600),
+            status: try reader.optionalObject("status").map { reader throws(CowatchError) in try ParticipantStatus(wire: reader) } ?? .init(),
+            role: try reader.raw("role") == nil ? .member : reader.enumeration("role", Role.self))
+    }
+}
+
+extension ServerMessage {
+    public var json: JSONValue {
+        switch self {
+        case .welcome(let welcome):
+            var object: [String: JSONValue] = [
+                "type": "welcome", "protocol": .number(Double(welcome.protocolVersion)), "name": .string(welcome.name),
+                "room": .string(welcome.room), "timeline": welcome.timeline.json,
+                "participants": .array(welcome.participants.map(\.json)), "activity": welcome.activity.json,
+                "policy": welcome.policy.json, "token": .string(welcome.token), "role": .string(welcome.role.rawValue),
+            ]
+            if let proof = welcome.proof { object["proof"] = .string(proof) }
+            return .object(object)
+        case .timeReply(let id, let t1, let t2, let t3):
+            return ["type": "time_reply", "id": .number(Double(id)), "t1": .number(t1), "t2": .number(t2), "t3": .number(t3)]
+        case .applied(let timeline, let notice, let actionID, let activity):
+            var object: [String: JSONValue] = ["type": "applied", "timeline": timeline.json]
+            if let notice { object["notice"] = notice.json }
+            if let actionID { object["action_id"] = .number(Double(actionID)) }
+            if let activity { object["activity"] = activity.json }
+            return .object(object)
+        case .notice(let notice):
+            return ["type": "notice", "notice": notice.json]
+        case .participants(let list):
+            return ["type": "participants", "participants": .array(list.map(\.json))]
+        case .ended(let by):
+            return ["type": "ended", "by": .string(by)]
+        case .error(let code, let message):
+            return ["type": "error", "code": .string(code), "message": .string(message)]
+        case .challenge(let challenge):
+            var access: [String: JSONValue]
+            switch challenge.access {
+            case .open: access = ["kind": "open"]
+            case .secret(let salt): access = ["kind": "secret", "salt": .string(salt)]
+            case .new: access = ["kind": "new"]
+            }
+            return [
+                "type": "challenge", "protocol": .number(Double(challenge.protocolVersion)),
+                "features": .array(challenge.features.map(JSONValue.string)), "nonce": .string(challenge.nonce),
+                "access": .object(access),
+            ]
+        case .refused(let actionID, let code, let message):
+            var object: [String: JSONValue] = ["type": "refused", "code": .string(code), "message": .string(message)]
+            if let actionID { object["action_id"] = .number(Double(actionID)) }
+            return .object(object)
+        case .unsupported(let type):
+            return ["type": "unsupported", "of": .string(type)]
+        case .unknown(let type):
+            return ["type": .string(type)]
+        }
+    }
+
+    public func encoded() -> [UInt8] { json.encoded() + [UInt8(ascii: "\n")] }
+
+    public static func decode<Bytes: Collection<UInt8>>(line: Bytes) throws(CowatchError) -> ServerMessage {
+        let reader = try WireReader(line: line)
+        switch try reader.type() {
+        case "welcome":
+            guard let activity = try reader.optionalObject("activity") else { throw WireReader.violation("welcome needs an activity") }
+            return .welcome(Welcome(
+                protocolVersion: try reader.integer("protocol"),
+                name: try reader.name("name", maxLength: ParticipantName.maxLength),
+                room: try reader.name("room", maxLength: 64), timeline: try GroupTimeline(wire: reader.raw("timeline")),
+                participants: try participants(reader), activity: try Activity(wire: activity),
+                policy: try reader.optionalObject("policy").map { reader throws(CowatchError) in try RoomPolicy(wire: reader) } ?? .init(),
+                token: try reader.token("token"), role: try reader.enumeration("role", Role.self),
+                proof: try reader.optionalHex("proof", bytes: RoomSecret.proofBytes)))
+        case "time_reply":
+            let range = -1e12...1e12
+            return .timeReply(
+                id: try reader.integer("id"), t1: try reader.number("t1", range: range),
+                t2: try reader.number("t2", range: range), t3: try reader.number("t3", range: range))
+        case "applied":
+            let notice: Notice? = reader.raw("notice") == nil ? nil : try Notice(wire: reader.raw("notice"))
+            return .applied(
+                timeline: try GroupTimeline(wire: reader.raw("timeline")), notice: notice,
+                actionID: try reader.optionalInteger("action_id"),
+                activity: try reader.optionalObject("activity").map { reader throws(CowatchError) in try Activity(wire: reader) })
+        case "notice":
+            return .notice(try Notice(wire: reader.raw("notice")))
+        case "participants":
+            return .participants(try participants(reader))
+        case "ended":
+            return .ended(by: try reader.name("by", maxLength: ParticipantName.maxLength))
+        case "error":
+            return .error(
+                code: try reader.optionalWord("code") ?? "unknown",
+                message: try reader.optionalText("message", maxLength: 1024) ?? "")
+        case "challenge":
+            guard let access = try reader.optionalObject("access") else { throw WireReader.violation("challenge needs access") }
+            let guarded: ServerMessage.RoomAccess
+            switch try access.word("kind") {
+            case "open": guarded = .open
+            case "new": guarded = .new
+            case "secret": guarded = .secret(salt: try access.hex("salt", bytes: RoomSecret.saltBytes))
+            default: throw WireReader.violation("unknown room access")
+            }
+            return .challenge(Challenge(
+                protocolVersion: try reader.integer("protocol"), features: try reader.optionalWords("features") ?? [],
+                nonce: try reader.hex("nonce", bytes: 32), access: guarded))
+        case "refused":
+            return .refused(
+                actionID: try reader.optionalInteger("action_id"), code: try reader.optionalWord("code") ?? "unknown",
+                message: try reader.optionalText("message", maxLength: 1024) ?? "")
+        case "unsupported":
+            return .unsupported(type: try reader.word("of"))
+        case let other:
+            return .unknown(type: other)
+        }
+    }
+
+    private static func participants(_ reader: WireReader) throws(CowatchError) -> [ParticipantInfo] {
+        guard let list = reader.raw("participants")?.arrayValue, list.count <= 1024 else {
+            throw WireReader.violation("participants needs an array")
+        }
+        var participants: [ParticipantInfo] = []
+        for entry in list { participants.append(try ParticipantInfo(wire: entry)) }
+        return participants
+    }
+}

@@ -1,0 +1,85 @@
+import CowatchCore
+import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// What a room server keeps on disk, in its state directory (mode 0700):
+/// - `token.key`: the key that signs session tokens (0600), so tokens outlive a restart;
+/// - `rooms.json`: each room's secret verifier (salt and scrypt key — never the secret), owner
+///   and operators, so a restarted server lets back only those who know the secret, and gives
+///   roles back only to the holders of valid tokens.
+///
+/// Threading: a value type; its methods do blocking file I/O (small files), called from the
+/// server's hub. Errors: `invalid-configuration` with the path and what is wrong.
+public struct RoomServerState: Sendable {
+    public let directory: String
+
+    public init(directory: String) {
+        self.directory = directory
+    }
+
+    private var keyPath: String { directory + "/token.key" }
+    private var roomsPath: String { directory + "/rooms.json" }
+
+    /// The token key, created on first use.
+    public func tokenKey() throws(CowatchError) -> [UInt8] {
+        if let data = FileManager.default.contents(atPath: keyPath) {
+            guard data.count >= 32 else { throw CowatchError(.invalidConfiguration, "\(keyPath) is too short; remove it to make a new one") }
+            return Array(data)
+        }
+        let key = SessionTokens.newKey()
+        try write(Data(key), to: keyPath)
+        return key
+    }
+
+    /// The rooms saved by the last run (empty when none).
+    public func loadRecords() throws(CowatchError) -> [String: RoomSequencer.RoomRecord] {
+        guard let data = FileManager.default.contents(atPath: roomsPath) else { return [:] }
+        guard let value = try? JSONValue.parse(Array(data)), let rooms = value["rooms"]?.objectValue else {
+            throw CowatchError(.invalidConfiguration, "\(roomsPath) is not a room list; remove it to start afresh")
+        }
+        var records: [String: RoomSequencer.RoomRecord] = [:]
+        for (name, entry) in rooms where RoomName.isValid(name) {
+            var record = RoomSequencer.RoomRecord()
+            if let salt = entry["salt"]?.stringValue, let key = entry["key"]?.stringValue {
+                record.verifier = RoomVerifier(salt: salt, key: key)
+            }
+            record.owner = entry["owner"]?.stringValue
+            record.operators = Set(entry["operators"]?.arrayValue?.compactMap(\.stringValue) ?? [])
+            records[name] = record
+        }
+        return records
+    }
+
+    public func saveRecords(_ records: [String: RoomSequencer.RoomRecord]) throws(CowatchError) {
+        var rooms: [String: JSONValue] = [:]
+        for (name, record) in records {
+            var entry: [String: JSONValue] = ["operators": .array(record.operators.sorted().map(JSONValue.string))]
+            if let verifier = record.verifier {
+                entry["salt"] = .string(verifier.salt)
+                entry["key"] = .string(verifier.key)
+            }
+            if let owner = record.owner { entry["owner"] = .string(owner) }
+            rooms[name] = .object(entry)
+        }
+        try write(Data(JSONValue.object(["rooms": .object(rooms)]).encoded()), to: roomsPath)
+    }
+
+    /// Creates the directory (0700) if needed and writes `data` atomically, mode 0600.
+    private func write(_ data: Data, to path: String) throws(CowatchError) {
+        do {
+            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+            let temporary = path + ".tmp"
+            guard FileManager.default.createFile(atPath: temporary, contents: data, attributes: [.posixPermissions: 0o600]) else {
+                throw CowatchError(.invalidConfiguration, "cannot write \(temporary)")
+            }
+            guard rename(temporary, path) == 0 else { throw CowatchError(.invalidConfiguration, "cannot replace \(path)") }
+        } catch let error as CowatchError {
+            throw error
+        } catch {
+            throw CowatchError(.invalidConfiguration, "cannot write \(path): \(error.localizedDescription)")
+        }
+    }
+}

@@ -412,14 +412,19 @@ public struct RoomSequencer: Sendable {
         return nil
     }
 
-    /// `scheme://…` with a scheme other than file.
+    /// Schemes of network protocols mpv speaks. Everything else (file:, mpv's av://, edl://,
+    /// lavfi, devices, …) could make a player read local data, so a room never opens it.
+    static let networkSchemes: Set<String> = [
+        "http", "https", "ftp", "ftps", "sftp", "rtmp", "rtmps", "rtsp", "rtsps", "srt", "mms", "mmsh", "smb", "ytdl",
+    ]
+
+    /// `scheme://host…` with a network scheme and a host.
     static func isNetworkURL(_ url: String) -> Bool {
         guard let colon = url.firstIndex(of: ":"), url[colon...].hasPrefix("://") else { return false }
         let scheme = url[..<colon].lowercased()
-        guard let first = scheme.first, first.isLetter,
-            scheme.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || "+.-".contains($0)) })
-        else { return false }
-        return scheme != "file"
+        let rest = url[colon...].dropFirst(3)
+        guard let host = rest.first, host != "/" else { return false }
+        return networkSchemes.contains(scheme)
     }
 
     static func output(_ output: RoomPlayback.Output) -> Output {

@@ -1,0 +1,164 @@
+import Testing
+
+@testable import CowatchCore
+
+@Suite("Roles, managed rooms and what a participant may make others do")
+struct RoomRolesTests: SequencerTesting {
+    func refusal(_ outputs: [Output], to id: Int) -> String? {
+        for case .send(id, .refused(_, let code, _)) in outputs { return code }
+        return nil
+    }
+
+    @Test("in a managed room members watch; the owner's operators control playback")
+    func managed() {
+        var configuration = RoomSequencer.Configuration()
+        configuration.managed = true
+        var sequencer = room(["alice", "bob"], configuration: configuration)
+        let denied = sequencer.received(.action(.init(id: 1, kind: .pause, position: 3)), from: 2, now: 1)
+        #expect(refusal(denied, to: 2) == "not-permitted")
+        #expect(messages(denied, to: 1).isEmpty)  // nobody else hears of it
+        #expect(sequencer.timeline(of: "r")?.seq == 0)
+        // Only the owner names operators.
+        #expect(refusal(sequencer.received(.role(name: "bob", role: .operator), from: 2, now: 2), to: 2) == "not-permitted")
+        let named = sequencer.received(.role(name: "bob", role: .operator), from: 1, now: 2)
+        #expect(messages(named, to: 2) == [.notice(Notice(actor: "alice", action: .op, others: ["bob"]))])
+        #expect(applied(sequencer.received(.action(.init(id: 2, kind: .play)), from: 2, now: 3), to: 1).count == 1)
+        _ = sequencer.received(.role(name: "bob", role: .member), from: 1, now: 4)
+        #expect(refusal(sequencer.received(.action(.init(id: 3, kind: .pause, position: 3)), from: 2, now: 5), to: 2) == "not-permitted")
+        #expect(sequencer.snapshot()["r"]?.map(\.role) == [.owner, .member])
+    }
+
+    @Test("end needs the owner or an operator, unless the room has no secret and its owner left")
+    func endPermission() {
+        var sequencer = room(["alice", "bob", "carol"])
+        #expect(refusal(sequencer.received(.end, from: 2, now: 1), to: 2) == "not-permitted")
+        #expect(sequencer.snapshot()["r"]?.count == 3)
+        _ = sequencer.disconnected(1, now: 2)
+        let ended = sequencer.received(.end, from: 2, now: 3)
+        #expect(messages(ended, to: 3) == [.ended(by: "bob")])
+    }
+
+    @Test("kick: owners and operators remove members; the kicked stay out for a while")
+    func kick() {
+        var configuration = RoomSequencer.Configuration()
+        configuration.kickCooldown = 60
+        var sequencer = room(["alice", "bob", "mallory"], configuration: configuration)
+        #expect(refusal(sequencer.received(.kick(name: "bob"), from: 3, now: 1), to: 3) == "not-permitted")
+        _ = sequencer.received(.role(name: "bob", role: .operator), from: 1, now: 1)
+        let kicked = sequencer.received(.kick(name: "mallory"), from: 2, now: 2)
+        #expect(kicked.contains(.close(3)))
+        #expect(kicked.contains { if case .send(3, .error(code: "kicked", _)) = $0 { true } else { false } })
+        #expect(messages(kicked, to: 1) == [.notice(Notice(actor: "bob", action: .kick, others: ["mallory"]))])
+        #expect(sequencer.snapshot()["r"]?.map(\.name) == ["alice", "bob"])
+        // An operator cannot remove the owner, nor another operator.
+        #expect(refusal(sequencer.received(.kick(name: "alice"), from: 2, now: 3), to: 2) == "not-permitted")
+        // Mallory comes back at once, under her name or another (same address): refused.
+        for (id, name) in [(4, "mallory"), (5, "mallory2")] {
+            let again = sequencer.enter(.hello(.init(room: "r", name: name)), from: id, now: 10)
+            #expect(again.contains { if case .send(id, .error(code: "kicked", _)) = $0 { true } else { false } })
+        }
+        let later = sequencer.enter(.hello(.init(room: "r", name: "mallory")), from: 6, now: 63)
+        guard case .welcome = messages(later, to: 6).first else {
+            Issue.record("not let back after the cool-down: \(later)")
+            return
+        }
+    }
+
+    @Test("a room opens network URLs only: never a local path or file:")
+    func openURLs() {
+        var sequencer = room(["alice", "bob"])
+        for url in ["/etc/passwd", "film.mkv", "file:///home/bob/film.mkv", "FILE:///x", "av://lavfi:sine", "edl://a;b", "://x"] {
+            let outputs = sequencer.received(.action(.init(id: 1, kind: .open, activity: Activity(url: url))), from: 2, now: 1)
+            #expect(refusal(outputs, to: 2) == "not-permitted", "\(url)")
+        }
+        let https = sequencer.received(.action(.init(id: 2, kind: .open, activity: Activity(url: "https://example.org/a.mkv"))), from: 2, now: 1)
+        #expect(applied(https, to: 1).count == 1)
+        let badFallback = sequencer.received(
+            .action(.init(id: 3, kind: .open, activity: Activity(url: "https://example.org/b.mkv", fallbackURL: "/tmp/b.mkv"))), from: 2, now: 9)
+        #expect(refusal(badFallback, to: 2) == "not-permitted")
+    }
+
+    @Test("an action that arrives after its sender gave up is dropped")
+    func deadlines() {
+        var sequencer = room(["alice", "bob"])
+        let late = sequencer.received(.action(.init(id: 1, kind: .seek, position: 0, deadline: 10)), from: 2, now: 20)
+        #expect(refusal(late, to: 2) == "expired")
+        #expect(messages(late, to: 1).isEmpty)
+        let inTime = sequencer.received(.action(.init(id: 2, kind: .seek, position: 0, deadline: 21)), from: 2, now: 20.5)
+        #expect(applied(inTime, to: 1).count == 1)
+    }
+
+    @Test("20 seeks a second: five go through, the rest are refused and reach nobody")
+    func seekFlood() {
+        var sequencer = room(["alice", "griefer"])
+        _ = sequencer.received(.action(.init(id: 0, kind: .play)), from: 1, now: 0)
+        var applies = 0
+        var refused = 0
+        for index in 0..<60 {
+            let now = 1 + Double(index) * 0.05
+            let outputs = sequencer.received(.action(.init(id: index + 1, kind: .seek, position: 10, from: 0)), from: 2, now: now)
+            applies += applied(outputs, to: 1).count
+            if refusal(outputs, to: 2) == "rate-limited" { refused += 1 }
+        }
+        // 3 s of 20/s: the burst of 5 and about one a second.
+        #expect(applies <= 8 && applies >= 5)
+        #expect(refused == 60 - applies)
+    }
+
+    @Test("re-joining to claim buffering again and again cannot keep the group held")
+    func stallChurn() {
+        var sequencer = room(["alice", "bob"])
+        _ = sequencer.received(.action(.init(id: 1, kind: .play)), from: 1, now: 0)
+        var held = 0.0
+        var now = 10.0
+        var id = 100
+        // A stranger joins every 2 s (new name each time, same address) and says it is buffering.
+        while now < 130 {
+            _ = sequencer.enter(.hello(.init(room: "r", name: "s\(id)")), from: id, now: now)
+            _ = sequencer.received(.status(.init(stall: .buffering)), from: id, now: now + 0.1)
+            for step in 1...19 {
+                let t = now + Double(step) * 0.1
+                _ = sequencer.tick(now: t)
+                if sequencer.timeline(of: "r")?.playing == false { held += 0.1 }
+            }
+            _ = sequencer.disconnected(id, now: now + 2)
+            id += 1
+            now += 2
+        }
+        // Newcomers' stalls never hold the playing group.
+        #expect(held < 1)
+    }
+
+    @Test("an unknown message type gets unsupported; the connection lives")
+    func unknownTypes() {
+        var sequencer = room(["alice"])
+        #expect(sequencer.received(.unknown(type: "chat"), from: 1, now: 1) == [.send(1, .unsupported(type: "chat"))])
+        #expect(sequencer.received(.unsupported(type: "whatever"), from: 1, now: 1).isEmpty)
+        #expect(sequencer.snapshot()["r"]?.count == 1)
+    }
+
+    @Test("versions: the highest common one is chosen; features are intersected")
+    func negotiation() {
+        var sequencer = RoomSequencer()
+        _ = sequencer.connected(1, now: 0)
+        let outputs = sequencer.received(.hello(.init(versions: 1...9, features: ["roles", "teleport"], room: "r", name: "a")), from: 1, now: 0)
+        guard case .send(1, .challenge(let challenge)) = outputs.first else {
+            Issue.record("no challenge: \(outputs)")
+            return
+        }
+        #expect(challenge.protocolVersion == wireProtocolVersion)
+        #expect(challenge.features == ["roles"])
+        #expect(challenge.access == .new)
+    }
+
+    @Test("a handshake that never finishes is closed at the hello deadline")
+    func helloTimeout() {
+        var sequencer = RoomSequencer()
+        _ = sequencer.connected(1, address: "idle", now: 0)
+        _ = sequencer.connected(2, address: "idle", now: 0)
+        _ = sequencer.received(.hello(.init(room: "r", name: "a")), from: 2, now: 1)
+        let expired = sequencer.tick(now: 5)
+        #expect(expired.contains(.close(1)) && expired.contains(.close(2)))
+        #expect(sequencer.connectionCount == 0)
+    }
+}

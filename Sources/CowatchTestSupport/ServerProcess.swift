@@ -7,12 +7,23 @@ public final class ServerProcess {
     public private(set) var port = 0
     public let logPath: String
 
+    /// Where this server keeps its certificate, token key and rooms (kept across a restart
+    /// when the same directory is given again).
+    public let stateDirectory: String
+
     /// Starts `cowatch-server --listen 127.0.0.1:0` and reads the port it reports.
-    public init(port requestedPort: Int = 0, extraArguments: [String] = []) throws {
+    /// `openFiles`: a descriptor limit for the server (run under `ulimit -n`), to see it at its limit.
+    public init(port requestedPort: Int = 0, extraArguments: [String] = [], stateDirectory: String? = nil, openFiles: Int? = nil) throws {
         logPath = "/tmp/cowatch-server-\(getpid())-\(UUID().uuidString.prefix(8)).log"
+        self.stateDirectory = stateDirectory ?? logPath.replacingOccurrences(of: ".log", with: ".state")
         _ = FileManager.default.createFile(atPath: logPath, contents: nil)
         process.executableURL = URL(fileURLWithPath: try Binaries.path("cowatch-server"))
-        process.arguments = ["--listen", "127.0.0.1:\(requestedPort)"] + extraArguments
+        process.arguments = ["--listen", "127.0.0.1:\(requestedPort)", "--state-dir", self.stateDirectory] + extraArguments
+        if let openFiles {
+            let binary = process.executableURL!.path
+            process.executableURL = URL(fileURLWithPath: "/bin/sh")
+            process.arguments = ["-c", "ulimit -n \(openFiles) && exec \"$0\" \"$@\"", binary] + process.arguments!
+        }
         let output = Pipe()
         process.standardOutput = output
         process.standardError = FileHandle(forWritingAtPath: logPath)
@@ -33,6 +44,17 @@ public final class ServerProcess {
     }
 
     public var address: String { "127.0.0.1:\(port)" }
+
+    /// CPU seconds (user + system) the server has used so far, from /proc.
+    public func cpuSeconds() -> Double {
+        guard let stat = try? String(contentsOfFile: "/proc/\(process.processIdentifier)/stat", encoding: .utf8),
+            let close = stat.lastIndex(of: ")")
+        else { return 0 }
+        let fields = stat[stat.index(after: close)...].split(separator: " ")
+        // After the command: state is field 3, utime 14 and stime 15 (1-based in proc(5)).
+        guard fields.count > 13, let user = Double(fields[11]), let system = Double(fields[12]) else { return 0 }
+        return (user + system) / Double(sysconf(Int32(_SC_CLK_TCK)))
+    }
 
     @discardableResult
     public func terminate() -> Int32 {

@@ -36,6 +36,32 @@ struct CowatchServer: AsyncParsableCommand {
         "Seconds a participant the group stopped waiting for is not waited for again (default 30).", valueName: "SECONDS"))
     var giveUpCooldown: Double?
 
+    @Flag(help: "Managed rooms: only a room's owner and its operators control playback, open media, end it and remove people.")
+    var managed = false
+
+    @Option(help: ArgumentHelp(
+        "Where the server keeps its certificate, its token key and its rooms' secrets (default $STATE_DIRECTORY, else $XDG_STATE_HOME/cowatch/server, else ~/.local/state/cowatch/server).",
+        valueName: "DIR"))
+    var stateDir: String?
+
+    @Option(help: ArgumentHelp("Connections at once, in total (default 4096).", valueName: "N"))
+    var maxConnections: Int?
+
+    @Option(help: ArgumentHelp("Connections at once from one address (default 32).", valueName: "N"))
+    var maxConnectionsPerAddress: Int?
+
+    @Option(help: ArgumentHelp("Rooms at once (default 1000).", valueName: "N"))
+    var maxRooms: Int?
+
+    @Option(help: ArgumentHelp("Rooms created from one address alive at once (default 8).", valueName: "N"))
+    var maxRoomsPerAddress: Int?
+
+    @Option(help: ArgumentHelp("Participants in one room (default 64).", valueName: "N"))
+    var maxParticipants: Int?
+
+    @Option(help: ArgumentHelp("Seconds a new connection has to finish its handshake (default 5).", valueName: "SECONDS"))
+    var helloTimeout: Double?
+
     @Option(help: ArgumentHelp("Log level on stderr: trace, debug, info, notice, warning, error, critical (default: warning).", valueName: "LEVEL"))
     var logLevel = "warning"
 
@@ -59,6 +85,22 @@ struct CowatchServer: AsyncParsableCommand {
             guard value.isFinite, value > 0, value <= 3600 else { fail("\(flag) must be a positive number of seconds", code: 2) }
             apply(&configuration, value)
         }
+        configuration.managed = managed
+        for (flag, value, apply) in [
+            ("--max-connections", maxConnections, { (c: inout RoomSequencer.Configuration, v: Int) in c.admission.maxConnections = v }),
+            ("--max-connections-per-address", maxConnectionsPerAddress, { (c: inout RoomSequencer.Configuration, v: Int) in c.admission.maxConnectionsPerAddress = v }),
+            ("--max-rooms", maxRooms, { (c: inout RoomSequencer.Configuration, v: Int) in c.maxRooms = v }),
+            ("--max-rooms-per-address", maxRoomsPerAddress, { (c: inout RoomSequencer.Configuration, v: Int) in c.admission.maxRoomsPerAddress = v }),
+            ("--max-participants", maxParticipants, { (c: inout RoomSequencer.Configuration, v: Int) in c.maxParticipantsPerRoom = v }),
+        ] {
+            guard let value else { continue }
+            guard (1...1_000_000).contains(value) else { fail("\(flag) must be between 1 and 1000000", code: 2) }
+            apply(&configuration, value)
+        }
+        if let helloTimeout {
+            guard helloTimeout.isFinite, helloTimeout > 0, helloTimeout <= 600 else { fail("--hello-timeout must be a positive number of seconds", code: 2) }
+            configuration.admission.helloTimeout = helloTimeout
+        }
         if let minLead {
             guard minLead.isFinite, minLead >= 0, minLead <= 10 else { fail("--min-lead must be between 0 and 10", code: 2) }
             configuration.playback.minLead = minLead
@@ -69,7 +111,8 @@ struct CowatchServer: AsyncParsableCommand {
             return handler
         }
         let logger = Logger(label: "cowatch-server")
-        let server = RoomServer(host: host, port: port, configuration: configuration, logger: logger) { host, port in
+        let state = RoomServerState(directory: stateDirectory())
+        let server = RoomServer(host: host, port: port, configuration: configuration, state: state, logger: logger) { host, port in
             // Scripts and tests read this line to learn the port.
             FileHandle.standardOutput.write(Data("cowatch-server: listening on \(host):\(port)\n".utf8))
         }
@@ -80,6 +123,17 @@ struct CowatchServer: AsyncParsableCommand {
         } catch let error as CowatchError {
             fail(error.message, code: 1)
         }
+    }
+
+    /// --state-dir, else systemd's $STATE_DIRECTORY, else the user's state directory.
+    func stateDirectory() -> String {
+        if let stateDir { return stateDir }
+        let environment = ProcessInfo.processInfo.environment
+        if let systemd = environment["STATE_DIRECTORY"], !systemd.isEmpty {
+            return String(systemd.split(separator: ":").first ?? Substring(systemd))
+        }
+        if let xdg = environment["XDG_STATE_HOME"], xdg.hasPrefix("/") { return xdg + "/cowatch/server" }
+        return (environment["HOME"] ?? "/tmp") + "/.local/state/cowatch/server"
     }
 
     func parseListen(_ text: String) -> (String, Int) {

@@ -1,0 +1,169 @@
+import CowatchClient
+import CowatchCore
+import CowatchTestSupport
+import Foundation
+import Testing
+
+/// A real `cowatch-server` against peers that misbehave on purpose: idle sockets, floods,
+/// forged names, hostile strings, old and future protocol versions. Each attack comes from its
+/// own loopback address (127.0.0.x), as it would from its own machine; the well-behaved
+/// participants use 127.0.0.1 and must not notice. Bounds are generous for a 2-core machine.
+@Suite("Hostile peers against a real room server", .serialized)
+struct HostileNetworkTests {
+    /// A raw participant that finished the handshake; its welcome.
+    static func join(_ client: RawRoomClient, room: String = "r", name: String, token: String? = nil) throws -> JSONValue {
+        client.send(.rawHello(room: room, name: name, token: token))
+        guard let challenge = client.read(type: "challenge") else { throw TestFailure("\(name): no challenge") }
+        #expect(challenge["access"]?["kind"]?.stringValue != "secret")
+        client.send(.auth(.init()))
+        guard let welcome = client.read(type: "welcome") else { throw TestFailure("\(name): no welcome") }
+        return welcome
+    }
+
+    /// True when `client` still gets its time requests answered.
+    static func alive(_ client: RawRoomClient) -> Bool {
+        client.send(.timeRequest(id: 77, t1: 1))
+        return client.read(type: "time_reply", timeout: 3) != nil
+    }
+
+    @Test("a thousand idle sockets neither lock newcomers out nor spin a core")
+    func idleSockets() throws {
+        let server = try ServerProcess(extraArguments: ["--no-tls", "--hello-timeout", "2"])
+        let cpuBefore = server.cpuSeconds()
+        var idle: [RawRoomClient] = []
+        // 1000 connections from 20 attacker addresses; most are refused at once (per-address cap).
+        for index in 0..<1000 {
+            if let client = try? RawRoomClient(port: server.port, source: "127.0.0.\(10 + index % 20)") { idle.append(client) }
+        }
+        let started = monotonicNow()
+        let friend = try RawRoomClient(port: server.port)
+        _ = try Self.join(friend, name: "alice")
+        #expect(monotonicNow() - started < 2)
+        Thread.sleep(forTimeInterval: 3)
+        // The idle ones were closed by the hello deadline; the friend is still served.
+        #expect(Self.alive(friend))
+        #expect(idle.prefix(50).allSatisfy { $0.isClosed(timeout: 0.2) })
+        let cpu = server.cpuSeconds() - cpuBefore
+        #expect(cpu < 3, "server used \(cpu) s of CPU in ~4 s")
+        for client in idle { client.close() }
+    }
+
+    @Test("at its descriptor limit the server refuses newcomers and keeps serving the rest, without a busy loop")
+    func descriptorLimit() throws {
+        let server = try ServerProcess(extraArguments: ["--no-tls", "--hello-timeout", "3"], openFiles: 64)
+        let friend = try RawRoomClient(port: server.port)
+        _ = try Self.join(friend, name: "alice")
+        let cpuBefore = server.cpuSeconds()
+        var flood: [RawRoomClient] = []
+        for index in 0..<200 {
+            if let client = try? RawRoomClient(port: server.port, source: "127.0.1.\(1 + index % 40)") { flood.append(client) }
+        }
+        Thread.sleep(forTimeInterval: 1.5)
+        #expect(Self.alive(friend))
+        let cpu = server.cpuSeconds() - cpuBefore
+        #expect(cpu < 1.2, "server used \(cpu) s of CPU in 1.5 s at its descriptor limit")
+        for client in flood { client.close() }
+        Thread.sleep(forTimeInterval: 1.5)
+        // Room again: a newcomer gets in.
+        let late = try RawRoomClient(port: server.port, source: "127.0.2.1")
+        _ = try Self.join(late, name: "bob")
+        #expect(Self.alive(friend))
+    }
+
+    @Test("silent participants cannot fill a room from one address")
+    func silentFill() throws {
+        let server = try ServerProcess(extraArguments: ["--no-tls", "--max-connections-per-address", "8"])
+        var joined: [RawRoomClient] = []
+        var refused = 0
+        for index in 0..<62 {
+            let client = try RawRoomClient(port: server.port, source: "127.0.0.5")
+            if (try? Self.join(client, name: "ghost\(index)")) != nil { joined.append(client) } else { refused += 1 }
+        }
+        #expect(joined.count == 8)
+        #expect(refused == 54)
+        let friend = try RawRoomClient(port: server.port)
+        _ = try Self.join(friend, name: "alice")
+    }
+
+    @Test("a flooder is dropped before its flood reaches anyone, and cannot come straight back")
+    func flood() throws {
+        let server = try ServerProcess(extraArguments: ["--no-tls"])
+        let alice = try RawRoomClient(port: server.port)
+        _ = try Self.join(alice, name: "alice")
+        let flooder = try RawRoomClient(port: server.port, source: "127.0.0.6")
+        _ = try Self.join(flooder, name: "flood")
+        _ = alice.read(type: "notice")  // flood joined
+        let burst = (0..<2000).flatMap { _ in ClientMessage.report(drift: 0, rtt: 0).encoded() }
+        flooder.send(bytes: burst)
+        #expect(flooder.read(type: "error")?["code"]?.stringValue == "flooding")
+        #expect(flooder.isClosed())
+        #expect(Self.alive(alice))
+        // Straight back from the same address: refused; from elsewhere: fine.
+        let again = try RawRoomClient(port: server.port, source: "127.0.0.6")
+        #expect(again.read(type: "error")?["code"]?.stringValue == "server-busy")
+        let other = try RawRoomClient(port: server.port, source: "127.0.0.7")
+        _ = try Self.join(other, name: "carol")
+    }
+
+    @Test("a control character in an open's URL removes only its sender; everyone else carries on")
+    func controlCharacters() throws {
+        let server = try ServerProcess(extraArguments: ["--no-tls"])
+        let alice = try RawRoomClient(port: server.port)
+        _ = try Self.join(alice, name: "alice")
+        let mallory = try RawRoomClient(port: server.port, source: "127.0.0.8")
+        _ = try Self.join(mallory, name: "mallory")
+        for character in ["\u{85}", "\u{9b}", "\u{1b}"] {
+            let line = #"{"type":"action","id":1,"kind":"open","activity":{"url":"https://evil.example/\#(character)x"}}"#
+            mallory.send(line)
+            #expect(mallory.read(type: "error")?["code"]?.stringValue == "protocol-violation")
+            #expect(mallory.isClosed())
+            #expect(Self.alive(alice))
+            let next = try RawRoomClient(port: server.port, source: "127.0.0.8")
+            _ = try Self.join(next, name: "mallory")
+        }
+        #expect(alice.read(type: "applied", timeout: 0.5) == nil)
+    }
+
+    @Test("an unknown message type gets 'unsupported' and the connection lives; an old client hears why it cannot join")
+    func evolvable() throws {
+        let server = try ServerProcess(extraArguments: ["--no-tls"])
+        let client = try RawRoomClient(port: server.port)
+        _ = try Self.join(client, name: "alice")
+        client.send(#"{"type":"chat","text":"hello from the future"}"#)
+        #expect(client.read(type: "unsupported")?["of"]?.stringValue == "chat")
+        #expect(Self.alive(client))
+        let old = try RawRoomClient(port: server.port)
+        old.send(#"{"type":"hello","protocol":2,"room":"r","name":"oldie","client":"cowatchd","auth":{"scheme":"none"}}"#)
+        let refusal = old.read(type: "error")
+        #expect(refusal?["code"]?.stringValue == "unsupported-version")
+        #expect(refusal?["message"]?.stringValue?.contains("3") == true)
+    }
+
+    @Test("a newcomer claiming a present participant's name (with a resume) does not take it over")
+    func takeover() throws {
+        let server = try ServerProcess(extraArguments: ["--no-tls"])
+        let bob = try RawRoomClient(port: server.port)
+        let welcome = try Self.join(bob, name: "bob")
+        let mallory = try RawRoomClient(port: server.port, source: "127.0.0.9")
+        mallory.send(.rawHello(room: "r", name: "bob", resume: .init(position: 500, playing: true, rate: 2)))
+        _ = mallory.read(type: "challenge")
+        mallory.send(.auth(.init()))
+        #expect(mallory.read(type: "error")?["code"]?.stringValue == "name-taken")
+        #expect(Self.alive(bob))
+        // Bob's own token does replace a half-open connection of his.
+        let token = try #require(welcome["token"]?.stringValue)
+        let bobAgain = try RawRoomClient(port: server.port)
+        _ = try Self.join(bobAgain, name: "bob", token: token)
+        #expect(bob.isClosed())
+    }
+
+    @Test("a connection that never says hello is closed at the deadline")
+    func helloTimeout() throws {
+        let server = try ServerProcess(extraArguments: ["--no-tls", "--hello-timeout", "1"])
+        let silent = try RawRoomClient(port: server.port)
+        let start = monotonicNow()
+        #expect(silent.read(type: "error", timeout: 4)?["code"]?.stringValue == "timeout")
+        #expect(silent.isClosed())
+        #expect(monotonicNow() - start < 3)
+    }
+}

@@ -40,6 +40,9 @@ public struct Invite: Sendable, Equatable, CustomStringConvertible {
     public static let maxSecretBytes = 256
     public static let maxTextLength = 2048
 
+    /// Does not validate: an invite made here with a bad host or room gives a `text` that
+    /// `parse` refuses. Build invites from values that were checked already (the server's own
+    /// address, a `RoomName`-valid room).
     public init(
         host: String, port: Int = Invite.defaultPort, room: String, secret: String? = nil,
         fingerprint: CertificateFingerprint? = nil, tls: Bool = true

@@ -49,7 +49,9 @@ struct PinnedTLSTests {
         let first = try ServerIdentity.loadOrCreate(directory: directory.path + "/first", commonName: "localhost")
         let second = try ServerIdentity.loadOrCreate(directory: directory.path + "/second", commonName: "localhost")
 
-        let server = try await TestServers.tlsEcho(identity: first)
+        let context = Locked(try first.makeServerContext())
+        let server = try await TestServers.tlsEcho(context: context)
+        defer { server.close(promise: nil) }
         let port = TestServers.port(of: server)
         let tls = try PinnedTLS.Client(host: "127.0.0.1", port: port, expected: nil, knownHosts: knownHosts)
         #expect(tls.trust == .firstUse)
@@ -60,11 +62,10 @@ struct PinnedTLSTests {
         let again = try PinnedTLS.Client(host: "127.0.0.1", port: port, expected: nil, knownHosts: knownHosts)
         #expect(again.trust == .knownHosts(first.fingerprint))
         #expect(try await TestClient.echo(port: port, tls: again) == first.fingerprint)
-        try await server.close()
 
         // Another key on the same address.
-        let impostor = try await TestServers.tlsEcho(identity: second, port: port)
-        defer { impostor.close(promise: nil) }
+        let secondContext = try second.makeServerContext()
+        context.withLock { $0 = secondContext }
         let third = try PinnedTLS.Client(host: "127.0.0.1", port: port, expected: nil, knownHosts: knownHosts)
         let error = await #expect(throws: CowatchError.self) { try await TestClient.echo(port: port, tls: third) }
         #expect(error?.code == .certificateMismatch)

@@ -62,18 +62,23 @@ final class PlaintextHandler: ChannelInboundHandler {
 }
 
 enum TestServers {
-    /// A TLS echo server on 127.0.0.1 (`port` 0: any free one).
-    static func tlsEcho(identity: ServerIdentity, port: Int = 0, handshakeTimeout: TimeAmount = .seconds(10)) async throws -> any Channel {
-        let context = try identity.makeServerContext()
-        return try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+    /// A TLS echo server on 127.0.0.1, any free port.
+    static func tlsEcho(identity: ServerIdentity, handshakeTimeout: TimeAmount = .seconds(10)) async throws -> any Channel {
+        try await tlsEcho(context: Locked(try identity.makeServerContext()), handshakeTimeout: handshakeTimeout)
+    }
+
+    /// A TLS echo server whose connections use whatever context `context` holds when they arrive
+    /// (swap it to change the server's identity on the same port).
+    static func tlsEcho(context: Locked<NIOSSLContext>, handshakeTimeout: TimeAmount = .seconds(10)) async throws -> any Channel {
+        try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
             .childChannelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
-                    try PinnedTLS.addServerHandlers(to: channel, context: context, handshakeTimeout: handshakeTimeout)
+                    try PinnedTLS.addServerHandlers(to: channel, context: context.withLock { $0 }, handshakeTimeout: handshakeTimeout)
                     try channel.pipeline.syncOperations.addHandler(EchoHandler())
                 }
             }
-            .bind(host: "127.0.0.1", port: port).get()
+            .bind(host: "127.0.0.1", port: 0).get()
     }
 
     /// A plaintext server on 127.0.0.1.

@@ -56,6 +56,7 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "NIOTLS", package: "swift-nio"),
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "Crypto", package: "swift-crypto"),
             ],
@@ -106,6 +107,17 @@ let package = Package(
             swiftSettings: strict
         ),
         .testTarget(name: "CowatchCoreTests", dependencies: ["CowatchCore", "CowatchTestSupport"], swiftSettings: strict),
+        // The NIO shells on real sockets: TLS, pins, known_hosts.
+        .testTarget(
+            name: "CowatchNetTests",
+            dependencies: [
+                "CowatchNet", "CowatchCore",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+            ],
+            swiftSettings: strict
+        ),
         .testTarget(
             name: "CowatchIntegrationTests",
             dependencies: ["CowatchTestSupport", "CowatchClient", "CowatchCore"],

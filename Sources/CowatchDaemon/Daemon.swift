@@ -1,4 +1,5 @@
 import CowatchCore
+import Foundation
 import CowatchMpv
 import CowatchNet
 import Logging
@@ -39,14 +40,18 @@ public enum Daemon {
                 path: configuration.controlPath, handler: controller, events: hub, logger: logger)
             let lifetime = PlayerLifetimeService(controller: controller)
             var services: [ServiceGroupConfiguration.ServiceConfiguration] = []
-            if let room = configuration.room {
+            if var room = configuration.room {
                 if let port = room.hostPort {
                     // The embedded room server starts first so our own session can join it.
                     var policy = RoomSequencer.Configuration()
                     policy.playWhenReady = room.playWhenReady
                     policy.waitTimeout = room.waitTimeout
+                    let hosting = try HostedServerFiles(environment: ProcessInfo.processInfo.environment, tls: room.tls)
+                    // We join our own server: we know its key, so we pin it.
+                    room.fingerprint = hosting.identity?.fingerprint
                     let server = RoomServer(
-                        host: room.hostAddress ?? "0.0.0.0", port: port, configuration: policy, logger: logger)
+                        host: room.hostAddress ?? "0.0.0.0", port: port, configuration: policy, state: hosting.state,
+                        identity: hosting.identity, logger: logger)
                     services.append(.init(service: server))
                 }
                 let session = RoomSession(

@@ -15,6 +15,7 @@ public struct DaemonFlags: Sendable {
     public var logLevel: String?
     public var host: String?
     public var join: String?
+    public var noTLS: Bool?
     public var room: String?
     public var title: String?
     public var type: String?
@@ -73,6 +74,7 @@ extension DaemonConfiguration {
         put("log-level", flags.logLevel.map(ConfigContent.string))
         put("host", flags.host.map(ConfigContent.string))
         put("join", flags.join.map(ConfigContent.string))
+        put("no-tls", flags.noTLS.map(ConfigContent.bool))
         put("room", flags.room.map(ConfigContent.string))
         put("title", flags.title.map(ConfigContent.string))
         put("type", flags.type.map(ConfigContent.string))
@@ -131,7 +133,7 @@ extension DaemonConfiguration {
 extension DaemonConfiguration {
     /// Every key the config file may hold (`drift` is an object of `driftKeys`).
     static let fileKeys: Set<String> = [
-        "media", "name", "control", "mpv", "paused", "osd", "seek-timeout", "open-timeout", "log-level", "host", "join",
+        "media", "name", "control", "mpv", "paused", "osd", "seek-timeout", "open-timeout", "log-level", "host", "join", "no-tls",
         "room", "drift", "title", "type", "fallback-url", "on-end", "ready", "wait-for-me", "play-when-ready",
         "wait-timeout",
     ]
@@ -204,10 +206,26 @@ extension DaemonConfiguration {
             settings = RoomSettings(
                 room: roomName, serverHost: "127.0.0.1", serverPort: endpoint.port, hostAddress: endpoint.host,
                 hostPort: endpoint.port)
+        case (nil, let join?) where join.lowercased().hasPrefix(Invite.scheme + ":"):
+            // An invite link: where, which room, its secret and the server's key.
+            let invite = try Invite.parse(join)
+            if let given = try layered.string("room"), given != invite.room {
+                throw CowatchError(.invalidConfiguration, "the invite is for room \(invite.room), not \(given): drop --room")
+            }
+            settings = RoomSettings(room: invite.room, serverHost: invite.host, serverPort: invite.port)
+            settings.fingerprint = invite.fingerprint
+            settings.tls = invite.tls
+            settings.inviteSecret = invite.secret
         case (nil, let join?):
             let endpoint = try Endpoint(parsing: join, defaultHost: nil)
             guard endpoint.port > 0 else { throw CowatchError(.invalidConfiguration, "--join needs a port") }
             settings = RoomSettings(room: roomName, serverHost: endpoint.host, serverPort: endpoint.port)
+        }
+        if try layered.bool("no-tls") == true {
+            guard settings.fingerprint == nil else {
+                throw CowatchError(.invalidConfiguration, "--no-tls contradicts the invite's fp= (the server speaks TLS)")
+            }
+            settings.tls = false
         }
         settings.drift.seekThreshold = try layered.positive("drift.seek-threshold") ?? settings.drift.seekThreshold
         settings.drift.correctionTime = try layered.positive("drift.correction-time") ?? settings.drift.correctionTime

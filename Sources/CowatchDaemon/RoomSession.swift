@@ -112,7 +112,7 @@ actor RoomSession {
         coordinator = RoomCoordinator(
             name: configuration.name, room: room.room, activity: activity,
             status: ParticipantStatus(ready: configuration.readyAtStart, waitForMe: configuration.waitForMe),
-            configuration: coordinatorConfiguration)
+            secret: room.inviteSecret, configuration: coordinatorConfiguration)
         publishSession()
 
         var next = GroupSessionMachine.Next.connect(at: monotonicNow())
@@ -168,15 +168,19 @@ actor RoomSession {
     /// One connection, from connect to close; says how it ended.
     private func connectOnce() async -> GroupSessionMachine.ConnectionEnd {
         do {
-            try await RoomConnection.connect(host: room.serverHost, port: room.serverPort, logger: logger) {
-                inbound, send in
-                try await self.session(inbound: inbound, send: send)
+            try await RoomConnection.connect(
+                host: room.serverHost, port: room.serverPort, security: try linkSecurity(), logger: logger
+            ) { inbound, send, fingerprint in
+                try await self.session(inbound: inbound, send: send, fingerprint: fingerprint)
             }
             return .lost
         } catch is LeftRoom {
             return .left
         } catch let ended as Ended {
             return .ended(by: ended.by)
+        } catch let error as CowatchError where error.code == .certificateMismatch || error.code == .unsafePath {
+            // Someone may be in the middle, or our own files are unsafe: retrying cannot help.
+            return .refused(error)
         } catch {
             if let failure = lastFailure { return .refused(failure) }
             logger.debug("room connection ended", metadata: ["cowatch.room.error": "\(error)"])
@@ -205,11 +209,21 @@ actor RoomSession {
         events.publish(ControlEvent(name: ControlEvent.Name.session, fields: fields))
     }
 
-    private func session(inbound: AsyncThrowingStream<ServerMessage, any Error>, send: @escaping RoomConnection.Send) async throws {
+    /// TLS pinned to the invite's key, or to what `known_hosts` remembers (trusting the first
+    /// key seen); plaintext with `--no-tls`.
+    private func linkSecurity() throws(CowatchError) -> RoomConnection.Security {
+        guard room.tls else { return .plaintext }
+        let path = try KnownHosts.defaultPath(environment: ProcessInfo.processInfo.environment)
+        return .tls(expected: room.fingerprint, knownHosts: KnownHosts(path: path))
+    }
+
+    private func session(
+        inbound: AsyncThrowingStream<ServerMessage, any Error>, send: @escaping RoomConnection.Send, fingerprint: String
+    ) async throws {
         self.send = send
         lastFailure = nil
         endedBy = nil
-        perform(coordinator.connected(now: monotonicNow()))
+        perform(coordinator.connected(now: monotonicNow(), fingerprint: fingerprint))
         // Two loops; whichever ends first (the link drops, the server refuses, or we leave) ends both.
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { try await self.tickLoop() }

@@ -18,6 +18,13 @@ public struct RoomSettings: Sendable, Equatable {
     public var playWhenReady = false
     /// Hosting only: seconds the group waits for a stalled or unready participant. Default 5 s.
     public var waitTimeout: Double = 5
+    /// TLS on the room link. Default true; `--no-tls` (loopback and tests only) turns it off.
+    public var tls = true
+    /// The server key to accept (`sha256:…`): from the invite; nil trusts the key `known_hosts`
+    /// remembers for the server, or the first one seen.
+    public var fingerprint: CertificateFingerprint?
+    /// The room secret given by an invite link (a secret: never logged or shown).
+    public var inviteSecret: String?
 
     public init(
         room: String, serverHost: String, serverPort: Int, hostAddress: String? = nil, hostPort: Int? = nil,

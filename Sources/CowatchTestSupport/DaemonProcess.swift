@@ -33,6 +33,7 @@ public final class DaemonProcess {
             + extraArguments
         var environment = ProcessInfo.processInfo.environment
         environment["XDG_CONFIG_HOME"] = self.directory  // no personal config file leaks in
+        environment["XDG_STATE_HOME"] = self.directory + "/state"  // its own known_hosts and hosting state
         for key in environment.keys where key.hasPrefix("COWATCH_") { environment[key] = nil }
         environment.merge(extraEnvironment) { _, new in new }
         process.environment = environment

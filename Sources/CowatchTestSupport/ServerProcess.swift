@@ -41,6 +41,28 @@ public final class ServerProcess {
             throw TestFailure("cowatch-server did not report its port: \"\(text)\"")
         }
         self.port = port
+        // With TLS, the next line gives the certificate's fingerprint.
+        if !extraArguments.contains("--no-tls") {
+            var second = Data()
+            while monotonicNow() < deadline {
+                let byte = output.fileHandleForReading.readData(ofLength: 1)
+                if byte.isEmpty || byte == Data("\n".utf8) { break }
+                second.append(byte)
+            }
+            let words = String(decoding: second, as: UTF8.self).split(separator: " ")
+            fingerprint = words.first { $0.hasPrefix("sha256:") }.map(String.init)
+        }
+    }
+
+    /// The TLS certificate's fingerprint (`sha256:…`), nil with --no-tls.
+    public private(set) var fingerprint: String?
+
+    /// An invite link to `room` on this server.
+    public func invite(room: String, secret: String? = nil) -> String {
+        var query: [String] = []
+        if let secret { query.append("secret=" + (secret.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? secret)) }
+        if let fingerprint { query.append("fp=" + fingerprint) } else { query.append("notls=1") }
+        return "cowatch://127.0.0.1:\(port)/\(room)" + (query.isEmpty ? "" : "?" + query.joined(separator: "&"))
     }
 
     public var address: String { "127.0.0.1:\(port)" }

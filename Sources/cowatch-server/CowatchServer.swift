@@ -44,6 +44,15 @@ struct CowatchServer: AsyncParsableCommand {
         valueName: "DIR"))
     var stateDir: String?
 
+    @Option(help: ArgumentHelp("TLS certificate chain (PEM), e.g. Let's Encrypt's fullchain.pem; default: a self-signed one kept in the state directory.", valueName: "PATH"))
+    var tlsCert: String?
+
+    @Option(help: ArgumentHelp("TLS private key (PEM) of --tls-cert.", valueName: "PATH"))
+    var tlsKey: String?
+
+    @Flag(help: "Serve without TLS: room links travel in clear and unauthenticated. For loopback and tests only.")
+    var noTLS = false
+
     @Option(help: ArgumentHelp("Connections at once, in total (default 4096).", valueName: "N"))
     var maxConnections: Int?
 
@@ -112,9 +121,21 @@ struct CowatchServer: AsyncParsableCommand {
         }
         let logger = Logger(label: "cowatch-server")
         let state = RoomServerState(directory: stateDirectory())
-        let server = RoomServer(host: host, port: port, configuration: configuration, state: state, logger: logger) { host, port in
-            // Scripts and tests read this line to learn the port.
-            FileHandle.standardOutput.write(Data("cowatch-server: listening on \(host):\(port)\n".utf8))
+        let identity: ServerIdentity?
+        do {
+            identity = try loadIdentity(stateDirectory: state.directory)
+        } catch {
+            fail(error.message, code: 2)
+        }
+        let server = RoomServer(
+            host: host, port: port, configuration: configuration, state: state, identity: identity, logger: logger
+        ) { host, port in
+            // Scripts and tests read the first line to learn the port.
+            var lines = "cowatch-server: listening on \(host):\(port)\n"
+            if let identity {
+                lines += "cowatch-server: TLS certificate \(identity.fingerprint.text) (invites pin it: fp=\(identity.fingerprint.text))\n"
+            }
+            FileHandle.standardOutput.write(Data(lines.utf8))
         }
         let group = ServiceGroup(
             configuration: .init(services: [.init(service: server)], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
@@ -122,6 +143,28 @@ struct CowatchServer: AsyncParsableCommand {
             try await group.run()
         } catch let error as CowatchError {
             fail(error.message, code: 1)
+        }
+    }
+
+    /// The TLS identity: the given certificate and key, else the self-signed one kept in the
+    /// state directory (made on first start); nil with --no-tls, which is said loudly.
+    func loadIdentity(stateDirectory: String) throws(CowatchError) -> ServerIdentity? {
+        if noTLS {
+            guard tlsCert == nil, tlsKey == nil else {
+                throw CowatchError(.invalidConfiguration, "--no-tls and --tls-cert/--tls-key contradict each other")
+            }
+            FileHandle.standardError.write(Data(
+                "cowatch-server: WARNING: --no-tls: room links are neither encrypted nor authenticated; use it on loopback or for tests only\n".utf8))
+            return nil
+        }
+        switch (tlsCert, tlsKey) {
+        case (let cert?, let key?):
+            return try ServerIdentity.load(certificatePath: cert, keyPath: key)
+        case (nil, nil):
+            let resolved = (stateDirectory as NSString).resolvingSymlinksInPath
+            return try ServerIdentity.loadOrCreate(directory: resolved, commonName: ProcessInfo.processInfo.hostName)
+        default:
+            throw CowatchError(.invalidConfiguration, "--tls-cert and --tls-key go together")
         }
     }
 

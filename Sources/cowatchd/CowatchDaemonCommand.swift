@@ -53,8 +53,13 @@ struct CowatchDaemonCommand: AsyncParsableCommand {
         valueName: "[ADDR:]PORT"))
     var host: String?
 
-    @Option(name: .long, help: ArgumentHelp("Join the room server at HOST:PORT.", valueName: "HOST:PORT"))
+    @Option(name: .long, help: ArgumentHelp(
+        "Join the room server at HOST:PORT, or by an invite link cowatch://HOST:PORT/ROOM?secret=…&fp=sha256:… (put it in quotes).",
+        valueName: "HOST:PORT|INVITE"))
     var join: String?
+
+    @Flag(name: .customLong("no-tls"), help: "Room link without TLS: neither encrypted nor authenticated. For loopback and tests only.")
+    var noTLS = false
 
     @Option(name: .long, help: ArgumentHelp("The room to watch in (default: cowatch).", valueName: "NAME"))
     var room: String?
@@ -106,6 +111,7 @@ struct CowatchDaemonCommand: AsyncParsableCommand {
         flags.logLevel = logLevel
         flags.host = host
         flags.join = join
+        flags.noTLS = noTLS ? true : nil
         flags.room = room
         flags.title = title
         flags.type = type

@@ -110,7 +110,7 @@ struct HostileNetworkTests {
         let server = try ServerProcess(extraArguments: ["--no-tls"])
         let alice = try RawRoomClient(port: server.port)
         _ = try Self.join(alice, name: "alice")
-        let mallory = try RawRoomClient(port: server.port, source: "127.0.0.8")
+        var mallory = try RawRoomClient(port: server.port, source: "127.0.0.8")
         _ = try Self.join(mallory, name: "mallory")
         for character in ["\u{85}", "\u{9b}", "\u{1b}"] {
             let line = #"{"type":"action","id":1,"kind":"open","activity":{"url":"https://evil.example/\#(character)x"}}"#
@@ -118,8 +118,8 @@ struct HostileNetworkTests {
             #expect(mallory.read(type: "error")?["code"]?.stringValue == "protocol-violation")
             #expect(mallory.isClosed())
             #expect(Self.alive(alice))
-            let next = try RawRoomClient(port: server.port, source: "127.0.0.8")
-            _ = try Self.join(next, name: "mallory")
+            mallory = try RawRoomClient(port: server.port, source: "127.0.0.8")
+            _ = try Self.join(mallory, name: "mallory")
         }
         #expect(alice.read(type: "applied", timeout: 0.5) == nil)
     }

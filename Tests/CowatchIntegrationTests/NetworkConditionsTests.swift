@@ -127,10 +127,13 @@ struct ServerRestartTests {
         sleepSeconds(1.5)
         let before = try clients[0].status().position ?? 0
 
+        // The restarted server keeps its state directory: the same certificate (the daemons
+        // pinned it on first use) and the token key that proves who was in the room.
+        let state = server!.stateDirectory
         server?.terminate()
         server = nil
         sleepSeconds(0.5)
-        server = try ServerProcess(port: port)
+        server = try ServerProcess(port: port, stateDirectory: state)
         // Both rejoin (backoff is at most 2 s) into a room that starts where they were.
         let rejoined = monotonicNow() + 10
         while monotonicNow() < rejoined, try clients.contains(where: { try $0.request(.getParticipants).arrayValue?.count != 2 }) {

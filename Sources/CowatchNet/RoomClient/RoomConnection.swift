@@ -3,22 +3,43 @@ import Logging
 import NIOCore
 import NIOPosix
 
-/// One TCP connection to a room server, as a pair of async sequences of wire messages.
+/// One connection to a room server, as a pair of async sequences of wire messages.
 ///
 /// `connect` opens the socket (TCP_NODELAY: the clock exchange and scheduled actions are
-/// latency-sensitive) and hands `body` an inbound sequence of decoded `ServerMessage`s and a
-/// function to send `ClientMessage`s. The connection closes when `body` returns.
+/// latency-sensitive), runs TLS with the server's key pinned (`Security.tls`) unless told
+/// `.plaintext`, and hands `body` an inbound sequence of decoded `ServerMessage`s, a function to
+/// send `ClientMessage`s, and the server certificate's verified fingerprint (`sha256:…`, empty
+/// without TLS; the room handshake binds it into its proof). Nothing is sent before TLS is up.
+/// The connection closes when `body` returns.
 ///
 /// Threading: `send` may be called from any task; messages go out in call order.
-/// Errors: connection failures throw `CowatchError(.ioError)`; a line that is not a valid
-/// server message throws `protocol-violation` from the inbound sequence.
+/// Errors: connection failures throw `io-error`; TLS failures `tls-failed` or
+/// `certificate-mismatch` (nothing was sent); a line that is not a valid server message throws
+/// `protocol-violation` from the inbound sequence.
 public enum RoomConnection {
     public typealias Send = @Sendable (ClientMessage) -> Void
 
+    /// How the link is protected.
+    public enum Security: Sendable, Equatable {
+        /// TLS; the server's key must be `expected` (from an invite), else the one `knownHosts`
+        /// remembers, else it is trusted on first use and remembered there.
+        case tls(expected: CertificateFingerprint?, knownHosts: KnownHosts?)
+        /// No TLS (`--no-tls`): for loopback and tests only.
+        case plaintext
+    }
+
     public static func connect<Result: Sendable>(
-        host: String, port: Int, logger: Logger,
-        _ body: @Sendable (_ inbound: AsyncThrowingStream<ServerMessage, any Error>, _ send: @escaping Send) async throws -> Result
+        host: String, port: Int, security: Security, logger: Logger,
+        _ body: @Sendable (
+            _ inbound: AsyncThrowingStream<ServerMessage, any Error>, _ send: @escaping Send, _ fingerprint: String
+        ) async throws -> Result
     ) async throws -> Result {
+        let tls: PinnedTLS.Client?
+        if case .tls(let expected, let knownHosts) = security {
+            tls = try PinnedTLS.Client(host: host, port: port, expected: expected, knownHosts: knownHosts)
+        } else {
+            tls = nil
+        }
         let channel: NIOAsyncChannel<ByteBuffer, ByteBuffer>
         do {
             channel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
@@ -26,13 +47,15 @@ public enum RoomConnection {
                 .connectTimeout(.seconds(5))
                 .connect(host: host, port: port) { channel in
                     channel.eventLoop.makeCompletedFuture {
-                        try NIOAsyncChannel<ByteBuffer, ByteBuffer>(wrappingChannelSynchronously: channel)
+                        try tls?.addHandlers(to: channel)
+                        return try NIOAsyncChannel<ByteBuffer, ByteBuffer>(wrappingChannelSynchronously: channel)
                     }
                 }
         } catch {
             throw CowatchError(.ioError, "cannot reach the room server at \(host):\(port): \(error)")
         }
         return try await channel.executeThenClose { inbound, outbound in
+            let fingerprint = try await tls?.handshake().text ?? ""
             let (outgoing, outgoingContinuation) = AsyncStream.makeStream(of: ClientMessage.self)
             let (messages, messagesContinuation) = AsyncThrowingStream.makeStream(of: ServerMessage.self)
             return try await withThrowingTaskGroup(of: Void.self) { group in
@@ -54,14 +77,14 @@ public enum RoomConnection {
                         }
                         messagesContinuation.finish(throwing: CowatchError(.ioError, "the room server closed the connection"))
                     } catch {
-                        messagesContinuation.finish(throwing: error)
+                        messagesContinuation.finish(throwing: tls?.describe(error) ?? error)
                     }
                 }
                 defer {
                     outgoingContinuation.finish()
                     group.cancelAll()
                 }
-                return try await body(messages, { outgoingContinuation.yield($0) })
+                return try await body(messages, { outgoingContinuation.yield($0) }, fingerprint)
             }
         }
     }

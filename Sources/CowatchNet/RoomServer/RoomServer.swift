@@ -25,13 +25,16 @@ public struct RoomServer: Service {
     public let port: Int
     private let configuration: RoomSequencer.Configuration
     private let state: RoomServerState?
+    private let identity: ServerIdentity?
     private let logger: Logger
     private let onBound: (@Sendable (String, Int) -> Void)?
 
+    /// - Parameter identity: the TLS certificate and key; nil serves plaintext (`--no-tls`).
     public init(
         host: String, port: Int, configuration: RoomSequencer.Configuration = .init(), state: RoomServerState? = nil,
-        logger: Logger, onBound: (@Sendable (String, Int) -> Void)? = nil
+        identity: ServerIdentity?, logger: Logger, onBound: (@Sendable (String, Int) -> Void)? = nil
     ) {
+        self.identity = identity
         self.host = host
         self.port = port
         self.configuration = configuration
@@ -41,6 +44,7 @@ public struct RoomServer: Service {
     }
 
     public func run() async throws {
+        let tls = try identity?.makeServerContext()
         let server: NIOAsyncChannel<NIOAsyncChannel<ByteBuffer, ByteBuffer>, Never>
         do {
             server = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
@@ -49,7 +53,8 @@ public struct RoomServer: Service {
                 .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
                 .bind(host: host, port: port) { channel in
                     channel.eventLoop.makeCompletedFuture {
-                        try NIOAsyncChannel<ByteBuffer, ByteBuffer>(wrappingChannelSynchronously: channel)
+                        if let tls { try PinnedTLS.addServerHandlers(to: channel, context: tls) }
+                        return try NIOAsyncChannel<ByteBuffer, ByteBuffer>(wrappingChannelSynchronously: channel)
                     }
                 }
         } catch {
@@ -60,6 +65,7 @@ public struct RoomServer: Service {
         onBound?(host, boundPort)
 
         var configuration = configuration
+        configuration.certificateFingerprint = identity?.fingerprint.text ?? ""
         var records: [String: RoomSequencer.RoomRecord] = [:]
         if let state {
             configuration.tokenKey = try state.tokenKey()

@@ -1,0 +1,22 @@
+import CowatchCore
+import CowatchNet
+import Foundation
+
+/// What `cowatchd --host` keeps for its embedded room server, in `STATE/cowatch/host` (0700):
+/// its TLS certificate and key (made on first start, so friends' pins stay valid across
+/// restarts), its token key and its rooms' secrets and roles.
+///
+/// Threading: a value type, made once at start-up (blocking file I/O).
+/// Errors: `unsafe-path` or `invalid-configuration` for a bad state directory or certificate.
+struct HostedServerFiles {
+    let state: RoomServerState
+    /// nil with `--no-tls`.
+    let identity: ServerIdentity?
+
+    init(environment: [String: String], tls: Bool) throws(CowatchError) {
+        let directory = try StatePaths.defaultDirectory(environment: environment) + "/host"
+        try StatePaths.ensureDirectory(directory)
+        state = RoomServerState(directory: directory)
+        identity = tls ? try ServerIdentity.loadOrCreate(directory: directory, commonName: ProcessInfo.processInfo.hostName) : nil
+    }
+}

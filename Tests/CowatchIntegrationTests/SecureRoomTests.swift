@@ -1,0 +1,107 @@
+import CowatchClient
+import CowatchCore
+import CowatchTestSupport
+import Foundation
+import Testing
+
+/// The room link as friends use it over the internet: TLS with the server's key pinned by the
+/// invite link, a room secret, and a server restart in the middle. Real server, real daemons.
+@Suite("A secure room: TLS, invite links, room secrets", .serialized)
+struct SecureRoomTests {
+    static let secret = "popcorn & rain at 8"
+
+    static func waitForParticipants(_ clients: [ControlClient], count: Int, timeout: Double = 20) throws {
+        let deadline = monotonicNow() + timeout
+        while monotonicNow() < deadline {
+            if try clients.allSatisfy({ try $0.request(.getParticipants).arrayValue?.count == count }) { return }
+            sleepSeconds(0.1)
+        }
+        throw TestFailure("the room did not reach \(count) participants in \(timeout) s")
+    }
+
+    /// Waits for a daemon that should be refused to exit, and returns its exit code and stderr.
+    static func refused(_ daemon: DaemonProcess, timeout: Double = 20) -> (Int32?, String) {
+        (daemon.waitForExit(timeout: timeout), daemon.stderr)
+    }
+
+    @Test("friends join through the invite line, play in sync, and carry on across a server restart; outsiders stay out")
+    func inviteSecretRestart() throws {
+        let port = freeLoopbackPort()
+        var server: ServerProcess? = try ServerProcess(port: port)
+        let state = server!.stateDirectory
+        let fingerprint = try #require(server?.fingerprint)
+        let invite = server!.invite(room: "film", secret: Self.secret)
+        let media = try TestMedia.audioVideo()
+        let friends = try ["alice", "bob"].map {
+            try DaemonProcess(name: $0, media: media, extraArguments: ["--join", invite, "--no-osd"])
+        }
+        let clients = try friends.map { try $0.client() }
+        let probes = try friends.map { try $0.playerProbe() }
+        try Self.waitForParticipants(clients, count: 2)
+
+        // An outsider who knows the address and the room name, but not the secret.
+        let outsider = try DaemonProcess(
+            name: "mallory", media: media, extraArguments: ["--join", "127.0.0.1:\(port)", "--room", "film", "--no-osd"],
+            waitUntilReady: false)
+        let (code, stderr) = Self.refused(outsider)
+        #expect(code == 1)
+        #expect(stderr.contains("secret"), "\(stderr)")
+        // One with a wrong secret.
+        let guesser = try DaemonProcess(
+            name: "guess", media: media, extraArguments: ["--join", server!.invite(room: "film", secret: "not the secret"), "--no-osd"],
+            waitUntilReady: false)
+        #expect(Self.refused(guesser).0 == 1)
+        // One whose invite pins another key (a server in the middle would have another key).
+        let wrongKey = String(fingerprint.dropLast()) + (fingerprint.last == "A" ? "B" : "A")
+        let pinned = "cowatch://127.0.0.1:\(port)/film?secret=x12345678&fp=\(wrongKey)"
+        let misled = try DaemonProcess(name: "misled", media: media, extraArguments: ["--join", pinned, "--no-osd"], waitUntilReady: false)
+        sleepSeconds(3)
+        let misledStatus = try? misled.client().request(.getStatus)
+        let misledState = misledStatus?["room"]?["session"]?.stringValue
+        #expect(misledState != "joined")
+        #expect(misled.stderr.contains("certificate") || misledStatus?["room"]?["reason"]?.stringValue == "certificate-mismatch")
+        try Self.waitForParticipants(clients, count: 2)
+
+        try clients[0].request(.seek(seconds: 20, mode: .absolute))
+        try clients[1].request(.play)
+        sleepSeconds(2)
+        let skews = SkewSampler(clients: probes).sample(count: 20, interval: 0.05, rate: 1)
+        #expect((skews.max() ?? .infinity) < 0.050, "skew \(skews.max() ?? -1)")
+        let before = try clients[0].status().position ?? 0
+
+        // Restart: same port, same state (certificate, token key, the room's verifier).
+        server?.terminate()
+        server = nil
+        sleepSeconds(0.5)
+        server = try ServerProcess(port: port, stateDirectory: state)
+        #expect(server?.fingerprint == fingerprint)
+        // The outsider comes back first, with a resume of its own: it cannot get in at all.
+        let racer = try DaemonProcess(
+            name: "racer", media: media, extraArguments: ["--join", "127.0.0.1:\(port)", "--room", "film", "--no-osd"],
+            waitUntilReady: false)
+        #expect(Self.refused(racer).0 == 1)
+        try Self.waitForParticipants(clients, count: 2, timeout: 15)
+        sleepSeconds(2)
+        for client in clients {
+            let status = try client.status()
+            #expect(!status.paused)
+            #expect((status.position ?? 0) > before + 2, "\(status.name) at \(status.position ?? -1), was at \(before)")
+        }
+        let after = SkewSampler(clients: probes).sample(count: 20, interval: 0.05, rate: 1)
+        #expect((after.max() ?? .infinity) < 0.050)
+        _ = server
+    }
+
+    @Test("a daemon that expects TLS refuses a plaintext server clearly, and --no-tls is loud")
+    func noSilentPlaintext() throws {
+        let server = try ServerProcess(extraArguments: ["--no-tls"])
+        let log = (try? String(contentsOfFile: server.logPath, encoding: .utf8)) ?? ""
+        #expect(log.contains("WARNING"))
+        let media = try TestMedia.audioVideo()
+        let daemon = try DaemonProcess(name: "tina", media: media, extraArguments: ["--join", server.address, "--room", "r", "--no-osd"])
+        sleepSeconds(3)
+        let status = try daemon.client().request(.getStatus)
+        #expect(status["room"]?["session"]?.stringValue != "joined")
+        #expect(daemon.stderr.contains("TLS") || daemon.stderr.contains("tls"), "\(daemon.stderr)")
+    }
+}

@@ -101,7 +101,9 @@ let package = Package(
         .executableTarget(
             name: "cowatch-bench",
             dependencies: [
-                "CowatchTestSupport", "CowatchClient", "CowatchCore",
+                "CowatchTestSupport", "CowatchClient", "CowatchCore", "CowatchNet",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: strict

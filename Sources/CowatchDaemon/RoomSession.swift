@@ -33,6 +33,8 @@ actor RoomSession {
     var joinRequested = false
     var endedBy: String?
     var lastFailure: CowatchError?
+    /// The last TLS failure said out loud (retries of the same one stay quiet).
+    var lastTLSWarning: String?
     /// Local requests waiting for the server: resumed with nil once applied, or with why not.
     var actionWaiters: [Int: CheckedContinuation<CowatchError?, Never>] = [:]
 
@@ -183,6 +185,12 @@ actor RoomSession {
             return .refused(error)
         } catch {
             if let failure = lastFailure { return .refused(failure) }
+            if let error = error as? CowatchError, error.code == .tlsFailed, error.message != lastTLSWarning {
+                // Said once per cause, not on every retry: a plaintext server, a wrong port.
+                lastTLSWarning = error.message
+                logger.warning("\(error.message)")
+                publishError(error)
+            }
             logger.debug("room connection ended", metadata: ["cowatch.room.error": "\(error)"])
             return .lost
         }

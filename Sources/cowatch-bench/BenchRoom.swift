@@ -12,11 +12,14 @@ final class BenchRoom {
     var probes: [ControlClient] = []
     let media: String
     let name: String
+    /// Given to every viewer (e.g. `--no-tls` with a plaintext server).
+    let viewerArguments: [String]
 
-    init(viewers: Int, media: String, name: String, serverArguments: [String] = []) throws {
+    init(viewers: Int, media: String, name: String, serverArguments: [String] = [], viewerArguments: [String] = []) throws {
         server = try ServerProcess(extraArguments: serverArguments)
         self.media = media
         self.name = name
+        self.viewerArguments = viewerArguments
         for index in 0..<viewers { try add("viewer\(index)") }
         try waitForParticipants(viewers)
     }
@@ -25,7 +28,7 @@ final class BenchRoom {
     func add(_ viewer: String, media: String? = nil, arguments: [String] = []) throws {
         let daemon = try DaemonProcess(
             name: viewer, media: media ?? self.media,
-            extraArguments: ["--join", server.address, "--room", name, "--no-osd"] + arguments)
+            extraArguments: ["--join", server.address, "--room", name, "--no-osd"] + viewerArguments + arguments)
         daemons.append(daemon)
         clients.append(try daemon.client())
         probes.append(try daemon.playerProbe())

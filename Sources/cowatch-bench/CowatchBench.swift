@@ -6,11 +6,11 @@ import Foundation
 
 /// Runs rooms of real daemons on this machine and prints how close the players stay.
 @main
-struct CowatchBench: ParsableCommand {
+struct CowatchBench: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "cowatch-bench",
         abstract: "Measure how close cowatchd players stay.",
-        subcommands: [Rooms.self, Scenarios.self, Lifecycle.self, Skew.self, Cost.self], defaultSubcommand: Rooms.self)
+        subcommands: [Rooms.self, Scenarios.self, Lifecycle.self, Skew.self, Cost.self, TLSCost.self], defaultSubcommand: Rooms.self)
 }
 
 /// The observer as a command: samples the skew of running players (the demo uses it).

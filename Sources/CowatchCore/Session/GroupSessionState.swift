@@ -34,7 +34,9 @@ public enum SessionEndReason: Sendable, Hashable {
     }
 
     /// Refusals that retrying cannot fix: the daemon stops with the server's message.
-    public static let fatalCodes: Set<CowatchError.Code> = [.nameTaken, .unsupportedVersion, .authFailed, .roomFull]
+    public static let fatalCodes: Set<CowatchError.Code> = [
+        .nameTaken, .unsupportedVersion, .authFailed, .roomFull, .certificateMismatch, .unsafePath, .invalidInvite,
+    ]
 }
 
 /// A daemon's session in its room: `waiting` → `joined` → `invalidated(reason)`.

@@ -10,7 +10,7 @@ struct CowatchBench: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "cowatch-bench",
         abstract: "Measure how close cowatchd players stay.",
-        subcommands: [Rooms.self, Scenarios.self, Lifecycle.self, Skew.self, Cost.self, TLSCost.self], defaultSubcommand: Rooms.self)
+        subcommands: [Rooms.self, Scenarios.self, Lifecycle.self, Skew.self, Cost.self, TLSCost.self, Serve.self], defaultSubcommand: Rooms.self)
 }
 
 /// The observer as a command: samples the skew of running players (the demo uses it).

@@ -1,0 +1,19 @@
+import ArgumentParser
+import CowatchTestSupport
+import Foundation
+
+/// Serves one file over HTTP on loopback (ranges included), so a demo or a test can switch a
+/// room to a network URL: a room never makes its players open local paths.
+struct Serve: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Serve a file over HTTP on 127.0.0.1 until interrupted; prints its URL.")
+
+    @Argument(help: "The file to serve.") var file: String
+
+    func run() throws {
+        let server = try SlowMediaServer(file: file)
+        print(server.url)
+        FileHandle.standardOutput.synchronizeFile()
+        while true { sleep(3600) }
+    }
+}

@@ -10,8 +10,9 @@ import Glibc
 /// meanwhile are kept in `pendingEvents` (oldest first) for `nextEvent`.
 ///
 /// Threading: not thread-safe; one thread uses one client. Every read is bounded by a timeout.
-/// Errors: `CowatchError` — `not-running` when nobody listens, `timeout`, `io-error`, or the
-/// daemon's own error code from a failed reply.
+/// Errors: `CowatchError` — `not-running` when nobody listens, `unsafe-path` when the socket is in
+/// a well-known directory that another user could control (see `ControlSocketDirectory`),
+/// `timeout`, `io-error`, or the daemon's own error code from a failed reply.
 public final class ControlClient {
     public let path: String
     private var fd: Int32
@@ -21,9 +22,13 @@ public final class ControlClient {
     /// Events received while waiting for replies, oldest first.
     public private(set) var pendingEvents: [ControlEvent] = []
 
-    /// Connects. Throws `not-running` when the socket is missing or nobody accepts on it.
+    /// Connects. Throws `not-running` when the socket is missing or nobody accepts on it, and
+    /// `unsafe-path`, without connecting, when its directory is `$XDG_RUNTIME_DIR/cowatch` or
+    /// `/tmp/cowatch-UID` but not a real directory of ours with mode 0700: a client never talks to
+    /// a socket that another user could have put there.
     public init(path: String) throws(CowatchError) {
         self.path = path
+        try ControlSocketDirectory.verify(socketPath: path)
         fd = try Self.connect(path: path)
     }
 

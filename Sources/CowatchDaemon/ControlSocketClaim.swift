@@ -1,6 +1,5 @@
 import CowatchClient
 import CowatchCore
-import Foundation
 
 #if canImport(Glibc)
 import Glibc
@@ -8,20 +7,18 @@ import Glibc
 
 /// Makes the control socket's path ready to bind, or explains why it cannot be.
 ///
-/// Creates the directory (mode 0700) when missing. A socket file whose daemon is alive means
-/// another `cowatchd` owns the path: refuse (`already-running`). A socket file nobody answers on
-/// is stale and removed. Anything else at the path (a regular file, say) is never deleted: refuse.
+/// The directory is prepared by `ControlSocketDirectory.prepare`: a well-known one
+/// (`$XDG_RUNTIME_DIR/cowatch`, `/tmp/cowatch-UID`) is created with mode 0700 when missing and
+/// must otherwise be a real directory of ours with mode 0700 (`unsafe-path`); another missing
+/// directory is created with mode 0700. A socket file whose daemon is alive means another
+/// `cowatchd` owns the path: refuse (`already-running`). A socket file nobody answers on is stale
+/// and removed. Anything else at the path (a regular file, say) is never deleted: refuse.
+///
+/// Threading: stateless; called once at start-up, before the control server binds.
+/// Errors: `CowatchError` — `unsafe-path`, `invalid-configuration`, `already-running`.
 enum ControlSocketClaim {
     static func claim(path: String) throws(CowatchError) {
-        let directory = (path as NSString).deletingLastPathComponent
-        if !directory.isEmpty && !FileManager.default.fileExists(atPath: directory) {
-            do {
-                try FileManager.default.createDirectory(
-                    atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-            } catch {
-                throw CowatchError(.invalidConfiguration, "cannot create \(directory): \(error.localizedDescription)")
-            }
-        }
+        try ControlSocketDirectory.prepare(socketPath: path)
         var info = stat()
         guard lstat(path, &info) == 0 else { return }  // nothing there
         guard (info.st_mode & S_IFMT) == S_IFSOCK else {

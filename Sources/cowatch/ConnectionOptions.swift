@@ -26,6 +26,10 @@ struct ConnectionOptions: ParsableArguments {
         return ControlSocketPath.defaultPath(name: who, environment: environment)
     }
 
+    /// Connects to `socketPath`. `ControlClient` refuses (`unsafe-path`, nothing sent) a socket in
+    /// `$XDG_RUNTIME_DIR/cowatch` or `/tmp/cowatch-UID` unless that directory is a real directory
+    /// of ours with mode 0700, whether the path is the default or given with `--socket` or
+    /// `COWATCH_CONTROL`; a path elsewhere is used as given.
     func connect() throws -> ControlClient {
         do {
             return try ControlClient(path: socketPath)

@@ -16,6 +16,10 @@ import Glibc
 /// connection, interleaved with events from the hub. Bad input gets an error reply and the
 /// connection stays usable, except for a line over `controlMaxLineBytes`, which closes it.
 ///
+/// Memory per client is bounded whatever the client does: a client that does not read loses its
+/// oldest events beyond 1024 waiting, and its requests are not read while 64 replies wait for it
+/// (`ControlOutbox`), so one that pipelines requests without reading is slowed by its own socket.
+///
 /// Threading: a `Service`; `run()` once.
 public struct ControlServer: Service {
     public let path: String
@@ -67,40 +71,62 @@ public struct ControlServer: Service {
         }
     }
 
+    /// What one client is sent. An event is kept as the hub's `ControlEvent`, whose storage every
+    /// client shares, and encoded only when written.
+    private enum Outgoing: Sendable {
+        case reply(JSONValue)
+        case event(ControlEvent)
+
+        var line: ByteBuffer {
+            var buffer: ByteBuffer
+            switch self {
+            case .reply(let json): buffer = ByteBuffer(bytes: json.encoded())
+            case .event(let event): buffer = ByteBuffer(bytes: event.json.encoded())
+            }
+            buffer.writeInteger(UInt8(ascii: "\n"))
+            return buffer
+        }
+    }
+
     private func serve(_ connection: NIOAsyncChannel<ByteBuffer, ByteBuffer>) async {
-        let subscription = events.subscribe()
-        let (outgoing, outgoingContinuation) = AsyncStream.makeStream(of: JSONValue.self, bufferingPolicy: .unbounded)
+        // The one queue between the daemon and this client, bounded both ways: events past the
+        // limit drop the oldest, and requests are not read while too many replies wait.
+        let outbox = ControlOutbox<Outgoing>()
+        let subscription = events.subscribe { outbox.pushEvent(.event($0)) }
         do {
             try await connection.executeThenClose { inbound, outbound in
                 await withTaskGroup(of: Void.self) { group in
-                    // The only writer: replies and events never interleave within a line.
+                    // The only writer: replies and events never interleave within a line. Its
+                    // writes wait while the socket is full, so messages wait in the outbox.
                     group.addTask {
-                        var failed = false
-                        for await value in outgoing where !failed {
-                            var buffer = ByteBuffer(bytes: value.encoded())
-                            buffer.writeInteger(UInt8(ascii: "\n"))
-                            do { try await outbound.write(buffer) } catch { failed = true }
+                        while let message = await outbox.next() {
+                            do {
+                                try await outbound.write(message.line)
+                            } catch {
+                                outbox.cancel()  // the client is gone: stop queueing, free the reader
+                            }
                         }
                     }
-                    group.addTask {
-                        for await event in subscription.events { outgoingContinuation.yield(event.json) }
-                    }
-                    await readRequests(inbound, reply: { outgoingContinuation.yield($0) })
-                    // Ends the event relay and lets the writer drain and stop.
-                    events.unsubscribe(subscription.id)
-                    outgoingContinuation.finish()
+                    await readRequests(inbound, outbox: outbox)
+                    // No more events; the writer drains the replies and stops.
+                    events.unsubscribe(subscription)
+                    outbox.finish()
                 }
             }
         } catch {
             logger.trace("control connection ended", metadata: ["cowatch.control.error": "\(error)"])
-            events.unsubscribe(subscription.id)
-            outgoingContinuation.finish()
+            events.unsubscribe(subscription)
+            outbox.cancel()
         }
     }
 
+    /// Reads, carries out and answers requests in order until the client stops sending. Before
+    /// each request it waits until fewer than `outbox.replyLimit` replies wait: meanwhile
+    /// nothing is read, so NIO stops reading the socket and the client's sends block.
     private func readRequests(
-        _ inbound: NIOAsyncChannelInboundStream<ByteBuffer>, reply: (JSONValue) -> Void
+        _ inbound: NIOAsyncChannelInboundStream<ByteBuffer>, outbox: ControlOutbox<Outgoing>
     ) async {
+        let reply = { (value: JSONValue) in outbox.pushReply(.reply(value)) }
         var framer = LineFramer(maxLineBytes: controlMaxLineBytes)
         do {
             for try await chunk in inbound {
@@ -112,6 +138,7 @@ public struct ControlServer: Service {
                         reply(ControlReply.failure(.null, error).json)
                         return
                     case .line(let line):
+                        await outbox.awaitReplyRoom()
                         if line.allSatisfy({ $0 == UInt8(ascii: " ") || $0 == UInt8(ascii: "\t") }) { continue }
                         switch ControlRequest.decode(line: line) {
                         case .request(let request):

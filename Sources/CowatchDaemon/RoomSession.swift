@@ -334,7 +334,7 @@ actor RoomSession {
         events.publish(ControlEvent(name: ControlEvent.Name.notice, fields: fields))
         if configuration.osd {
             // show-text expands ${…}; text from others is shown as written ("$$" is a literal "$").
-            try? player.command(["show-text", notice.text.replacingOccurrences(of: "$", with: "$$"), "3000"])
+            try? player.command(["show-text", OSDText.escaped(notice.text), "3000"])
         }
     }
 

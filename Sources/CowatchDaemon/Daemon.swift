@@ -45,6 +45,9 @@ public enum Daemon {
                     var policy = RoomSequencer.Configuration()
                     policy.playWhenReady = room.playWhenReady
                     policy.waitTimeout = room.waitTimeout
+                    // Only the owner (this daemon, which creates the room) and its operators
+                    // control playback, unless --unmanaged.
+                    policy.managed = room.managed
                     let server = RoomServer(
                         host: room.hostAddress ?? "0.0.0.0", port: port, configuration: policy, logger: logger)
                     services.append(.init(service: server))
@@ -127,6 +130,9 @@ struct RoomSessionService: Service {
                 return nil
             }
         } ?? nil
-        if case .stop(let refusal) = outcome { throw refusal }
+        if case .stop(let refusal) = outcome {
+            // One line on stderr, naming the code: "wrong secret for room movie-night (auth-failed)".
+            throw CowatchError(refusal.code, "\(refusal.message) (\(refusal.code.rawValue))")
+        }
     }
 }

@@ -26,6 +26,13 @@ public struct DaemonFlags: Sendable {
     public var waitTimeout: Double?
     public var openTimeout: Double?
     public var seekTimeout: Double?
+    /// A file holding the room secret (never the secret itself: flags show in `ps`).
+    public var roomSecretFile: String?
+    /// `--unmanaged`: the embedded room server lets everyone control playback.
+    public var unmanaged: Bool?
+    /// `--allow-scheme`, repeatable; empty means "not given".
+    public var allowSchemes: [String] = []
+    public var acceptOpen: String?
     public init() {}
 }
 
@@ -43,10 +50,15 @@ extension DaemonConfiguration {
     /// Keys (file / environment): `media` / `COWATCH_MEDIA`, `name` / `COWATCH_NAME`,
     /// `control` / `COWATCH_CONTROL`, `mpv` (array of `KEY=VALUE`) / `COWATCH_MPV` (comma-separated),
     /// `paused`, `osd`, `seek-timeout`, `open-timeout`, `log-level`, `title`, `type`, `fallback-url`,
-    /// `on-end`, `ready`, `wait-for-me`, and for `--host` `play-when-ready` and `wait-timeout`. mpv options from all three sources
+    /// `on-end`, `ready`, `wait-for-me`, `room-secret-file`, `allow-scheme`, `accept-open`, and for
+    /// `--host` `play-when-ready`, `wait-timeout` and `unmanaged`. mpv options from all three sources
     /// are applied file first, then environment, then flags, so the later one wins inside mpv.
+    /// The room secret comes from `--room-secret-file`, `COWATCH_ROOM_SECRET_FILE`,
+    /// `COWATCH_ROOM_SECRET` (the secret itself, environment only) or `room-secret-file`, in that
+    /// order (see `loadRoomSecret`).
     ///
-    /// Throws `CowatchError` with `invalid-configuration` naming the key and the source.
+    /// Throws `CowatchError` with `invalid-configuration` naming the key and the source, or
+    /// `unsafe-path` for a room secret file others may read.
     public static func load(flags: DaemonFlags, environment: [String: String]) async throws -> DaemonConfiguration {
         let configPath = flags.config ?? environment["COWATCH_CONFIG"]
         let filePath = configPath ?? defaultConfigFile(environment: environment)
@@ -84,6 +96,8 @@ extension DaemonConfiguration {
         put("wait-timeout", flags.waitTimeout.map(ConfigContent.double))
         put("open-timeout", flags.openTimeout.map(ConfigContent.double))
         put("seek-timeout", flags.seekTimeout.map(ConfigContent.double))
+        put("unmanaged", flags.unmanaged.map(ConfigContent.bool))
+        put("accept-open", flags.acceptOpen.map(ConfigContent.string))
         let flagReader = ConfigReader(provider: InMemoryProvider(name: "flags", values: flagValues))
         let layered = LayeredConfig(sources: [("flag", flagReader), ("environment", env), ("config file \(filePath)", file)])
 
@@ -124,6 +138,11 @@ extension DaemonConfiguration {
         }
         try loadActivity(layered, into: &configuration)
         configuration.room = try loadRoom(layered)
+        if var room = configuration.room {
+            room.secret = try loadRoomSecret(flags: flags, environment: environment, layered: layered)
+            room.openPolicy = try loadOpenPolicy(flags: flags, layered: layered)
+            configuration.room = room
+        }
         return configuration
     }
 }
@@ -133,7 +152,7 @@ extension DaemonConfiguration {
     static let fileKeys: Set<String> = [
         "media", "name", "control", "mpv", "paused", "osd", "seek-timeout", "open-timeout", "log-level", "host", "join",
         "room", "drift", "title", "type", "fallback-url", "on-end", "ready", "wait-for-me", "play-when-ready",
-        "wait-timeout",
+        "wait-timeout", "room-secret-file", "unmanaged", "allow-scheme", "accept-open",
     ]
     static let driftKeys: Set<String> = ["seek-threshold", "correction-time", "max-adjust", "interval"]
 
@@ -215,15 +234,18 @@ extension DaemonConfiguration {
         settings.tickInterval = try layered.positive("drift.interval") ?? settings.tickInterval
         settings.playWhenReady = try layered.bool("play-when-ready") ?? settings.playWhenReady
         settings.waitTimeout = try layered.positive("wait-timeout") ?? settings.waitTimeout
+        let unmanaged = try layered.bool("unmanaged")
+        settings.managed = !(unmanaged ?? false)
         guard settings.waitTimeout <= 3600 else {
             throw CowatchError(.invalidConfiguration, "wait-timeout must be at most 3600 seconds")
         }
         let policyGiven = try layered.bool("play-when-ready") == true
         let waitGiven = try layered.positive("wait-timeout") != nil
-        if settings.hostPort == nil, policyGiven || waitGiven {
+        if settings.hostPort == nil, policyGiven || waitGiven || unmanaged == true {
             // The room's server decides these; a joining daemon cannot.
             throw CowatchError(
-                .invalidConfiguration, "play-when-ready and wait-timeout are the room server's: use them with --host or on cowatch-server")
+                .invalidConfiguration,
+                "play-when-ready, wait-timeout and unmanaged are the room server's: use them with --host or on cowatch-server")
         }
         guard settings.drift.maxAdjust < 0.5 else {
             throw CowatchError(.invalidConfiguration, "drift.max-adjust must be below 0.5")

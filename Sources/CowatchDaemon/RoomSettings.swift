@@ -18,6 +18,14 @@ public struct RoomSettings: Sendable, Equatable {
     public var playWhenReady = false
     /// Hosting only: seconds the group waits for a stalled or unready participant. Default 5 s.
     public var waitTimeout: Double = 5
+    /// Hosting only: a managed room, where only the owner and operators control playback.
+    /// Default true (`--unmanaged` turns it off).
+    public var managed = true
+    /// The room secret: proves this participant to a guarded room, or guards the room this
+    /// daemon creates. Prints as "…".
+    public var secret: RoomSecretValue?
+    /// What a room may make this player open (`--allow-scheme`, `--accept-open`).
+    public var openPolicy = OpenPolicy()
 
     public init(
         room: String, serverHost: String, serverPort: Int, hostAddress: String? = nil, hostPort: Int? = nil,

@@ -28,7 +28,7 @@ extension DaemonConfiguration {
                 throw CowatchError(error.code, "COWATCH_ROOM_SECRET: \(error.message)")
             }
         }
-        if let path = try layered.string("room-secret-file") { return try RoomSecretReader.read(path: path) }
+        if let path = try layered.string("room-secret-file"), !path.isEmpty { return try RoomSecretReader.read(path: path) }
         return nil
     }
 

@@ -34,7 +34,13 @@ extension RoomSession {
         openOffer = nil
         refusedActivity = nil
         cannotPlay = false
-        switch room.openPolicy.decide(activity, me: configuration.name, participants: coordinator.participants) {
+        // The opener's role: from the last participant list, or an op/deop announced since.
+        let participants = coordinator.participants.map { participant in
+            var updated = participant
+            if let role = recentRoles[participant.name], participant.role != .owner { updated.role = role }
+            return updated
+        }
+        switch room.openPolicy.decide(activity, me: configuration.name, participants: participants) {
         case .open(let url):
             loadingTriedFallback = url != activity.url
             startLoading(activity, url: url)

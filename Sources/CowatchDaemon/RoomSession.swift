@@ -46,6 +46,9 @@ actor RoomSession {
     var openOffer: (activity: Activity, url: String)?
     /// The switch refused by `--allow-scheme` or `--accept-open operators`.
     var refusedActivity: Activity?
+    /// Roles given or taken (op/deop notices) since the last participant list, which arrives
+    /// only once a second: an operator's switch right after its op is judged by its new role.
+    var recentRoles: [String: Role] = [:]
 
     // The player, as the session sees it (see RoomSession+Player.swift).
     var seeking = false
@@ -292,6 +295,9 @@ actor RoomSession {
             case .player(let command):
                 apply(command)
             case .notice(let notice):
+                if notice.action == .op || notice.action == .deop {
+                    for name in notice.others ?? [] { recentRoles[name] = notice.action == .op ? .operator : .member }
+                }
                 publish(notice)
             case .actionApplied(let id):
                 actionWaiters.removeValue(forKey: id)?.resume(returning: nil)
@@ -315,7 +321,7 @@ actor RoomSession {
                 serverRequestsEnded()
                 publish(Notice(actor: by, action: .end))
             case .participants:
-                break
+                recentRoles = [:]
             case .failed(let error):
                 lastFailure = error
                 if error.code == .kicked {

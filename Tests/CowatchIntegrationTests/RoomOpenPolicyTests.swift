@@ -82,6 +82,40 @@ struct RoomOpenPolicyTests {
     }
 }
 
+extension RoomOpenPolicyTests {
+    @Test("--accept-open operators: a member's switch is refused here, an operator's is followed")
+    func operatorsOnly() throws {
+        let server = try ServerProcess()
+        let media = try TestMedia.audioVideo()
+        let first = try SlowMediaServer(file: try TestMedia.videoOnly())
+        let second = try SlowMediaServer(file: media)
+        defer {
+            first.close()
+            second.close()
+        }
+        let room = ["--join", server.address, "--room", "operators"]
+        var viewers = Viewers()
+        try viewers.add("ann", media: media, arguments: room)
+        try viewers.add("bo", media: media, arguments: room)
+        try viewers.add("cy", media: media, arguments: room + ["--accept-open", "operators"])
+        try viewers.waitJoined(2, participants: 3)
+
+        try viewers.clients[1].request(.open(.init(url: first.url)))
+        let refused = try viewers.listeners[2].waitForEvent(named: "error", timeout: 10) { $0.fields["code"] == "open-refused" }
+        #expect(refused?.fields["message"]?.stringValue?.contains("bo is not the room's owner or an operator") == true)
+        _ = try viewers.clients[0].waitForStatus(timeout: 20) { $0.media == first.url && !$0.paused }
+        #expect(try viewers.clients[2].status().media == media)
+
+        // Made an operator, bo's next switch is followed at once (before the next participant list).
+        try viewers.clients[0].request(.setRole(name: "bo", role: .operator))
+        try viewers.clients[1].request(.open(.init(url: second.url)))
+        for client in viewers.clients {
+            _ = try client.waitForStatus(timeout: 20) { $0.media == second.url && !$0.paused && ($0.position ?? 0) > 0.3 }
+        }
+        #expect(try viewers.room(2)["can_play"] == true)
+    }
+}
+
 /// A taken name on a rejoin leaves the daemon running and out of the room; join tries again.
 @Suite("A taken name on a rejoin", .serialized)
 struct NameTakenOnRejoinTests {

@@ -49,6 +49,9 @@ public enum Daemon {
                     let hosting = try HostedServerFiles(environment: ProcessInfo.processInfo.environment, tls: room.tls)
                     // We join our own server: we know its key, so we pin it.
                     room.fingerprint = hosting.identity?.fingerprint
+                    // Only the owner (this daemon, which creates the room) and its operators
+                    // control playback, unless --unmanaged.
+                    policy.managed = room.managed
                     let server = RoomServer(
                         host: room.hostAddress ?? "0.0.0.0", port: port, configuration: policy, state: hosting.state,
                         identity: hosting.identity, logger: logger)
@@ -132,6 +135,9 @@ struct RoomSessionService: Service {
                 return nil
             }
         } ?? nil
-        if case .stop(let refusal) = outcome { throw refusal }
+        if case .stop(let refusal) = outcome {
+            // One line on stderr, naming the code: "wrong secret for room movie-night (auth-failed)".
+            throw CowatchError(refusal.code, "\(refusal.message) (\(refusal.code.rawValue))")
+        }
     }
 }

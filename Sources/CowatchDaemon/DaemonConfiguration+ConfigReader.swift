@@ -27,6 +27,13 @@ public struct DaemonFlags: Sendable {
     public var waitTimeout: Double?
     public var openTimeout: Double?
     public var seekTimeout: Double?
+    /// A file holding the room secret (never the secret itself: flags show in `ps`).
+    public var roomSecretFile: String?
+    /// `--unmanaged`: the embedded room server lets everyone control playback.
+    public var unmanaged: Bool?
+    /// `--allow-scheme`, repeatable; empty means "not given".
+    public var allowSchemes: [String] = []
+    public var acceptOpen: String?
     public init() {}
 }
 
@@ -44,10 +51,15 @@ extension DaemonConfiguration {
     /// Keys (file / environment): `media` / `COWATCH_MEDIA`, `name` / `COWATCH_NAME`,
     /// `control` / `COWATCH_CONTROL`, `mpv` (array of `KEY=VALUE`) / `COWATCH_MPV` (comma-separated),
     /// `paused`, `osd`, `seek-timeout`, `open-timeout`, `log-level`, `title`, `type`, `fallback-url`,
-    /// `on-end`, `ready`, `wait-for-me`, and for `--host` `play-when-ready` and `wait-timeout`. mpv options from all three sources
+    /// `on-end`, `ready`, `wait-for-me`, `room-secret-file`, `allow-scheme`, `accept-open`, and for
+    /// `--host` `play-when-ready`, `wait-timeout` and `unmanaged`. mpv options from all three sources
     /// are applied file first, then environment, then flags, so the later one wins inside mpv.
+    /// The room secret comes from `--room-secret-file`, `COWATCH_ROOM_SECRET_FILE`,
+    /// `COWATCH_ROOM_SECRET` (the secret itself, environment only) or `room-secret-file`, in that
+    /// order (see `loadRoomSecret`).
     ///
-    /// Throws `CowatchError` with `invalid-configuration` naming the key and the source.
+    /// Throws `CowatchError` with `invalid-configuration` naming the key and the source, or
+    /// `unsafe-path` for a room secret file others may read.
     public static func load(flags: DaemonFlags, environment: [String: String]) async throws -> DaemonConfiguration {
         let configPath = flags.config ?? environment["COWATCH_CONFIG"]
         let filePath = configPath ?? defaultConfigFile(environment: environment)
@@ -86,6 +98,8 @@ extension DaemonConfiguration {
         put("wait-timeout", flags.waitTimeout.map(ConfigContent.double))
         put("open-timeout", flags.openTimeout.map(ConfigContent.double))
         put("seek-timeout", flags.seekTimeout.map(ConfigContent.double))
+        put("unmanaged", flags.unmanaged.map(ConfigContent.bool))
+        put("accept-open", flags.acceptOpen.map(ConfigContent.string))
         let flagReader = ConfigReader(provider: InMemoryProvider(name: "flags", values: flagValues))
         let layered = LayeredConfig(sources: [("flag", flagReader), ("environment", env), ("config file \(filePath)", file)])
 
@@ -126,6 +140,13 @@ extension DaemonConfiguration {
         }
         try loadActivity(layered, into: &configuration)
         configuration.room = try loadRoom(layered)
+        if var room = configuration.room {
+            // An invite's secret, else the configured one (both at once: the invite's wins, it is
+            // what the host gave for this room).
+            room.secret = try room.secret ?? loadRoomSecret(flags: flags, environment: environment, layered: layered)
+            room.openPolicy = try loadOpenPolicy(flags: flags, layered: layered)
+            configuration.room = room
+        }
         return configuration
     }
 }
@@ -135,7 +156,7 @@ extension DaemonConfiguration {
     static let fileKeys: Set<String> = [
         "media", "name", "control", "mpv", "paused", "osd", "seek-timeout", "open-timeout", "log-level", "host", "join", "no-tls",
         "room", "drift", "title", "type", "fallback-url", "on-end", "ready", "wait-for-me", "play-when-ready",
-        "wait-timeout",
+        "wait-timeout", "room-secret-file", "unmanaged", "allow-scheme", "accept-open",
     ]
     static let driftKeys: Set<String> = ["seek-threshold", "correction-time", "max-adjust", "interval"]
 
@@ -215,7 +236,7 @@ extension DaemonConfiguration {
             settings = RoomSettings(room: invite.room, serverHost: invite.host, serverPort: invite.port)
             settings.fingerprint = invite.fingerprint
             settings.tls = invite.tls
-            settings.inviteSecret = invite.secret
+            if let secret = invite.secret { settings.secret = try RoomSecretValue(secret) }
         case (nil, let join?):
             let endpoint = try Endpoint(parsing: join, defaultHost: nil)
             guard endpoint.port > 0 else { throw CowatchError(.invalidConfiguration, "--join needs a port") }
@@ -233,15 +254,18 @@ extension DaemonConfiguration {
         settings.tickInterval = try layered.positive("drift.interval") ?? settings.tickInterval
         settings.playWhenReady = try layered.bool("play-when-ready") ?? settings.playWhenReady
         settings.waitTimeout = try layered.positive("wait-timeout") ?? settings.waitTimeout
+        let unmanaged = try layered.bool("unmanaged")
+        settings.managed = !(unmanaged ?? false)
         guard settings.waitTimeout <= 3600 else {
             throw CowatchError(.invalidConfiguration, "wait-timeout must be at most 3600 seconds")
         }
         let policyGiven = try layered.bool("play-when-ready") == true
         let waitGiven = try layered.positive("wait-timeout") != nil
-        if settings.hostPort == nil, policyGiven || waitGiven {
+        if settings.hostPort == nil, policyGiven || waitGiven || unmanaged == true {
             // The room's server decides these; a joining daemon cannot.
             throw CowatchError(
-                .invalidConfiguration, "play-when-ready and wait-timeout are the room server's: use them with --host or on cowatch-server")
+                .invalidConfiguration,
+                "play-when-ready, wait-timeout and unmanaged are the room server's: use them with --host or on cowatch-server")
         }
         guard settings.drift.maxAdjust < 0.5 else {
             throw CowatchError(.invalidConfiguration, "drift.max-adjust must be below 0.5")

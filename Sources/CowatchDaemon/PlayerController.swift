@@ -272,6 +272,15 @@ public actor PlayerController: ControlRequestHandler {
             case .setWaitForMe(let on):
                 await room.setStatus(waitForMe: on)
                 return await statusWithRoom().json
+            case .setRole(let name, let role):
+                try await room.setRole(of: name, to: role, timeout: configuration.seekTimeout)
+                return await statusWithRoom().json
+            case .kick(let name):
+                try await room.kick(name, timeout: configuration.seekTimeout)
+                return await statusWithRoom().json
+            case .acceptOpen:
+                try await room.acceptOpen()
+                return await statusWithRoom().json
             default:
                 break
             }
@@ -292,7 +301,7 @@ public actor PlayerController: ControlRequestHandler {
             return currentStatus().json
         case .getProperty(let name):
             return JSONValue(try mpv { try player.getNode(name) })
-        case .getParticipants, .leave, .join, .end, .setReady, .setWaitForMe:
+        case .getParticipants, .leave, .join, .end, .setReady, .setWaitForMe, .setRole, .kick, .acceptOpen:
             throw CowatchError(.notInRoom, "this daemon is not in a room")
         case .open(let open):
             // Alone: just switch the media.

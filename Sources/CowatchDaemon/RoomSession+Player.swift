@@ -12,7 +12,8 @@ extension RoomSession {
     /// the shown frame (time-pos) while paused.
     func sample() -> RoomCoordinator.PlayerSample? {
         guard let paused = try? player.getFlag("pause"), let speed = try? player.getDouble("speed") else { return nil }
-        let stalled = loading != nil || buffering
+        // Without the room's media (refused, offered, or failed), the player is left alone.
+        let stalled = loading != nil || buffering || cannotPlay
         let before = monotonicNow()
         var position: Double?
         if !paused && !seeking && !stalled {
@@ -100,7 +101,8 @@ extension RoomSession {
             if ourSeeks.isEmpty {
                 seeking = true
                 seekIsOurs = false
-                if loading == nil { userSeekFrom = userSeekFrom ?? coordinator.expectedPosition(atLocal: now) }
+                // Without the room's media, the person's seeks are theirs alone.
+                if loading == nil && !cannotPlay { userSeekFrom = userSeekFrom ?? coordinator.expectedPosition(atLocal: now) }
             } else {
                 ourSeeks.removeFirst()
                 seeking = true
@@ -143,11 +145,11 @@ extension RoomSession {
                 recentPaused.remove(at: index)
                 return
             }
-            guard loading == nil else { return }
+            guard loading == nil, !cannotPlay else { return }
             let position = try? player.getDouble("time-pos")
             perform(coordinator.request(paused ? .pause : .play, position: position, now: now).actions)
         case .propertyChange(name: "speed", let value, _):
-            guard let speed = value?.doubleValue, coordinator.isJoined else { return }
+            guard let speed = value?.doubleValue, coordinator.isJoined, !cannotPlay else { return }
             if let index = recentSpeeds.firstIndex(where: { abs($0.value - speed) < 1e-9 }) {
                 recentSpeeds.removeSubrange(0...index)
                 return
@@ -164,41 +166,8 @@ extension RoomSession {
 
     // MARK: Switching media
 
-    /// The room's activity is `activity`: load its media unless the player has it. The room's
-    /// first media (id 0) is each participant's own copy, from its own `--media`: never replaced.
-    func activityChanged(_ activity: Activity) {
-        let current = media.current
-        if activity.id == 0 || activity.url == current || activity.fallbackURL == current {
-            if loading == nil { reportMedia() }
-            return
-        }
-        cannotPlay = false
-        if Self.isOpenable(activity.url) {
-            startLoading(activity, url: activity.url)
-        } else if let fallback = activity.fallbackURL, Self.isOpenable(fallback) {
-            loadingTriedFallback = true
-            startLoading(activity, url: fallback)
-        } else {
-            publishError(CowatchError(
-                .mediaUnavailable, "not opening \(activity.url): only files and network URLs are opened for the room"))
-            cannotPlay = true
-            updateStatus(now: monotonicNow())
-        }
-    }
-
-    /// What the room may make this player open: a regular file or a network stream; not mpv's
-    /// internal sources (`av://`, `edl://`, `fd://`, …) nor devices.
-    static func isOpenable(_ url: String) -> Bool {
-        if let path = MediaFingerprint.localPath(of: url) {
-            // Missing files are fine here (mpv says why, the fallback is tried); devices are not.
-            guard let attributes = try? FileManager.default.attributesOfItem(atPath: path) else { return true }
-            return attributes[.type] as? FileAttributeType == .typeRegular
-        }
-        let scheme = url.prefix(while: { $0 != ":" }).lowercased()
-        return ["http", "https", "ftp", "sftp", "smb", "rtsp", "rtmp", "rtmps", "hls"].contains(scheme)
-    }
-
-    private func startLoading(_ activity: Activity, url: String) {
+    /// Loads `url` for `activity`; the player is held until the group starts together.
+    func startLoading(_ activity: Activity, url: String) {
         loading = activity
         loadingFileLoaded = false
         loadGeneration += 1
@@ -232,7 +201,7 @@ extension RoomSession {
     private func loadFailed() {
         guard let activity = loading else { return }
         let tried = media.current
-        if !loadingTriedFallback, let fallback = activity.fallbackURL, fallback != tried, Self.isOpenable(fallback) {
+        if !loadingTriedFallback, let fallback = activity.fallbackURL, fallback != tried, room.openPolicy.allows(fallback) {
             loadingTriedFallback = true
             publishError(CowatchError(.mediaUnavailable, "cannot open \(tried); trying the fallback \(fallback)"))
             startLoading(activity, url: fallback)

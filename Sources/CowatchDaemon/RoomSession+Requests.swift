@@ -13,8 +13,11 @@ extension RoomSession {
             throw CowatchError(.notInRoom, "not in the room yet (\(machine.state.name))")
         }
         let now = monotonicNow()
-        let here = (try? player.getDouble("time-pos")) ?? coordinator.expectedPosition(atLocal: now) ?? 0
-        let duration = (try? player.getDouble("duration")) ?? .infinity
+        // A player that does not have the room's media (it refused or could not open it) is no
+        // guide to where the group is.
+        let own = cannotPlay ? nil : try? player.getDouble("time-pos")
+        let here = own ?? coordinator.expectedPosition(atLocal: now) ?? 0
+        let duration = (cannotPlay ? nil : try? player.getDouble("duration")) ?? .infinity
         let groupPlaying = coordinator.timelines.map { pair in
             pair.expected(at: coordinator.referenceTime(atLocal: now) ?? 0).playing || pair.current.playing
         } ?? false
@@ -23,8 +26,8 @@ extension RoomSession {
         case .play:
             request = coordinator.request(.play, position: here, now: now)
         case .pause:
-            apply(.setPaused(true))
-            let frame = (try? player.getDouble("time-pos")) ?? here
+            if !cannotPlay { apply(.setPaused(true)) }
+            let frame = cannotPlay ? here : (try? player.getDouble("time-pos")) ?? here
             request = coordinator.request(.pause, position: frame, now: now)
         case .togglePause:
             return try await self.request(groupPlaying ? .pause : .play, seekTimeout: seekTimeout)
@@ -35,6 +38,7 @@ extension RoomSession {
         case .speed(let rate):
             request = coordinator.request(.speed, position: nil, rate: rate, now: now)
         case .open(let open):
+            try checkOwnOpen(open)
             let activity = Activity(
                 url: open.url, title: open.title, type: open.type ?? coordinator.activity.type,
                 fallbackURL: open.fallbackURL)
@@ -67,25 +71,20 @@ extension RoomSession {
     }
 
     /// `join`: after `leave`, an end or a removal, a new session aligned to the group.
+    /// Errors: `timeout`; the server's refusal (`name-taken`, `kicked`, …) as soon as it comes.
     func join(timeout: Double) async throws(CowatchError) {
-        guard try machine.join(now: monotonicNow()) != nil else {
-            if machine.state == .joined { return }
-            try await waitForSession(timeout: timeout) { $0 == .joined }
+        if try machine.join(now: monotonicNow()) != nil {
+            joinRequested = true
+            lastRefusal = nil
+            publishSession()
+        } else if machine.state == .joined {
             return
         }
-        joinRequested = true
-        publishSession()
-        try await waitForSession(timeout: timeout) { $0 == .joined }
-    }
-
-    /// `end`: ends the activity for everyone; returns once the server confirmed it.
-    func end(timeout: Double) async throws(CowatchError) {
-        guard machine.state == .joined, let send else {
-            throw CowatchError(.notInRoom, "not in the room (\(machine.state.name))")
-        }
-        send(.end)
-        try await waitForSession(timeout: timeout) {
-            if case .invalidated(.endedBy) = $0 { true } else { false }
+        try await waitForSession(timeout: timeout) { (state: SessionState) throws(CowatchError) -> Bool in
+            if state == .joined { return true }
+            // Out again, not by a dropped link (that retries by itself): the server refused us.
+            if let reason = state.reason, reason != .serverGone, let refusal = lastRefusal { throw refusal }
+            return false
         }
     }
 
@@ -99,9 +98,11 @@ extension RoomSession {
         perform(coordinator.setStatus(status))
     }
 
-    private func waitForSession(timeout: Double, until done: (SessionState) -> Bool) async throws(CowatchError) {
+    func waitForSession(
+        timeout: Double, until done: (SessionState) throws(CowatchError) -> Bool
+    ) async throws(CowatchError) {
         let deadline = monotonicNow() + timeout
-        while !done(machine.state) {
+        while try !done(machine.state) {
             guard monotonicNow() < deadline else { throw CowatchError(.timeout, "the room did not answer in time") }
             try? await Task.sleep(for: .milliseconds(20))
         }
@@ -131,8 +132,11 @@ extension RoomSession {
             "policy": [
                 "play_when_ready": .bool(coordinator.policy.playWhenReady),
                 "wait_timeout": .number(coordinator.policy.waitTimeout),
+                "managed": .bool(coordinator.policy.managed),
             ],
             "ready": .bool(status.ready), "wait_for_me": .bool(userWaitForMe), "can_play": .bool(!cannotPlay),
+            "role": .string(coordinator.role.rawValue), "managed": .bool(coordinator.policy.managed),
+            "open_offer": openOfferJSON(),
             "stall": status.stall.map { .string($0.rawValue) } ?? .null,
             // Who is stalled and asks to be waited for (the server may still have given up on them).
             "waiting_for": .array(
@@ -164,6 +168,7 @@ extension RoomSession {
                 "drift": .finite(participant.drift), "rtt": .finite(participant.rtt),
                 "ready": .bool(participant.status.ready), "wait_for_me": .bool(participant.status.waitForMe),
                 "stall": participant.status.stall.map { .string($0.rawValue) } ?? .null,
+                "role": .string(participant.role.rawValue),
             ]
             if participant.name == configuration.name { object["you"] = true }
             return .object(object)

@@ -37,6 +37,20 @@ actor RoomSession {
     var lastTLSWarning: String?
     /// Local requests waiting for the server: resumed with nil once applied, or with why not.
     var actionWaiters: [Int: CheckedContinuation<CowatchError?, Never>] = [:]
+    /// `end`, `op`, `deop` and `kick` in the order sent (see RoomSession+Roles.swift).
+    var serverRequests: [ServerRequest] = []
+    var nextServerRequestID = 0
+    /// The last refusal that left this daemon out of the room (for `join`'s answer).
+    var lastRefusal: CowatchError?
+
+    // What the room switched to and this player did not open (see RoomSession+Open.swift).
+    /// Under `--accept-open ask`: the switch waiting for `accept_open`, and the URL to open.
+    var openOffer: (activity: Activity, url: String)?
+    /// The switch refused by `--allow-scheme` or `--accept-open operators`.
+    var refusedActivity: Activity?
+    /// Roles given or taken (op/deop notices) since the last participant list, which arrives
+    /// only once a second: an operator's switch right after its op is judged by its new role.
+    var recentRoles: [String: Role] = [:]
 
     // The player, as the session sees it (see RoomSession+Player.swift).
     var seeking = false
@@ -77,7 +91,8 @@ actor RoomSession {
         self.logger = logger
         self.machine = GroupSessionMachine(configuration: .init(onEnd: configuration.onEnd))
         self.coordinator = RoomCoordinator(
-            name: configuration.name, room: room.room, activity: Activity(url: configuration.media))
+            name: configuration.name, room: room.room, activity: Activity(url: configuration.media),
+            secret: room.secret?.text)
     }
 
     /// What `run()` ended with, besides cancellation.
@@ -114,7 +129,7 @@ actor RoomSession {
         coordinator = RoomCoordinator(
             name: configuration.name, room: room.room, activity: activity,
             status: ParticipantStatus(ready: configuration.readyAtStart, waitForMe: configuration.waitForMe),
-            secret: room.inviteSecret, configuration: coordinatorConfiguration)
+            secret: room.secret?.text, configuration: coordinatorConfiguration)
         publishSession()
 
         var next = GroupSessionMachine.Next.connect(at: monotonicNow())
@@ -154,15 +169,19 @@ actor RoomSession {
                 publishError(CowatchError(.ioError, "lost the room server; reconnecting"))
             }
             next = machine.connectionEnded(end, now: monotonicNow())
+            if case .refused(let refusal) = end {
+                lastRefusal = refusal
+                if next == .stayOut { reportStayingOut(refusal) }
+            }
             if machine.state.reason != .serverGone {
                 // A new session starts from the room's timeline, not from where this one was.
                 coordinator.reset()
             }
             publishSession()
-            for waiter in actionWaiters.values {
-                waiter.resume(returning: CowatchError(.notInRoom, "the room connection ended before the action was applied"))
-            }
+            let gone = CowatchError(.notInRoom, "the room connection ended before the server answered")
+            for waiter in actionWaiters.values { waiter.resume(returning: gone) }
             actionWaiters = [:]
+            failServerRequests(gone)
         }
         return nil
     }
@@ -245,7 +264,12 @@ actor RoomSession {
     }
 
     private func received(_ message: ServerMessage) throws {
-        perform(coordinator.received(message, now: monotonicNow()))
+        let actions = coordinator.received(message, now: monotonicNow())
+        if case .refused(nil, let code, let text) = message {
+            // Only end, op, deop and kick are refused without an action id, in the order sent.
+            serverRequestRefused(CowatchError(CowatchError.Code(rawValue: code), text))
+        }
+        perform(actions)
         if let failure = lastFailure { throw failure }
         if let endedBy { throw Ended(by: endedBy) }
     }
@@ -293,27 +317,40 @@ actor RoomSession {
             case .player(let command):
                 apply(command)
             case .notice(let notice):
+                if notice.action == .op || notice.action == .deop {
+                    for name in notice.others ?? [] { recentRoles[name] = notice.action == .op ? .operator : .member }
+                }
                 publish(notice)
             case .actionApplied(let id):
                 actionWaiters.removeValue(forKey: id)?.resume(returning: nil)
             case .actionRefused(let id, let error):
                 actionWaiters.removeValue(forKey: id)?.resume(returning: error)
-                publishError(error)
+                showRefusal(error)
             case .refused(let error):
-                publishError(error)
+                showRefusal(error)
             case .joined(let welcome):
                 machine.welcomed()
+                lastRefusal = nil
                 publishSession()
                 logger.debug("joined room", metadata: ["cowatch.room.name": "\(welcome.room)"])
+                if room.secret != nil, welcome.proof == nil {
+                    logger.warning("room \(welcome.room) has no secret: anyone who knows its name may join it")
+                }
             case .activity(let activity):
                 activityChanged(activity)
             case .ended(let by):
                 endedBy = by
+                serverRequestsEnded()
                 publish(Notice(actor: by, action: .end))
             case .participants:
-                break
+                recentRoles = [:]
             case .failed(let error):
                 lastFailure = error
+                if error.code == .kicked {
+                    // "alice removed you from room movie-night": the session becomes removed(kicked).
+                    logger.warning("\(error.message)")
+                    showOnScreen(error.message)
+                }
             }
         }
     }
@@ -321,6 +358,7 @@ actor RoomSession {
     // MARK: Reporting
 
     func publish(_ notice: Notice) {
+        serverRequestAnswered(by: notice)
         var fields: [String: JSONValue] = [
             "participant": .string(notice.actor), "action": .string(notice.action.rawValue), "text": .string(notice.text),
         ]
@@ -332,10 +370,31 @@ actor RoomSession {
         if let detail = notice.detail { fields["detail"] = .string(detail) }
         if let title = notice.title { fields["title"] = .string(title) }
         events.publish(ControlEvent(name: ControlEvent.Name.notice, fields: fields))
-        if configuration.osd {
-            // show-text expands ${…}; text from others is shown as written ("$$" is a literal "$").
-            try? player.command(["show-text", OSDText.escaped(notice.text), "3000"])
-        }
+        showOnScreen(notice.text)
+    }
+
+    /// Shows a sentence on mpv's OSD (unless `--no-osd`), for `milliseconds`.
+    func showOnScreen(_ text: String, milliseconds: Int = 3000) {
+        guard configuration.osd else { return }
+        // show-text expands ${…}; text from others is shown as written ("$$" is a literal "$").
+        try? player.command(["show-text", OSDText.escaped(text), String(milliseconds)])
+    }
+
+    /// A request of ours the server did not carry out (`not-permitted`, `rate-limited`,
+    /// `expired`, …): an error event, and on the OSD "not permitted: in this managed room only
+    /// the owner and operators may pause".
+    func showRefusal(_ error: CowatchError) {
+        publishError(error)
+        showOnScreen(error.code.rawValue.replacingOccurrences(of: "-", with: " ") + ": " + error.message)
+    }
+
+    /// The server left us out of the room, still running (a taken name on a rejoin): say so
+    /// in the log and as an error event; `join` may try again.
+    private func reportStayingOut(_ refusal: CowatchError) {
+        guard refusal.code != .kicked else { return }  // already said when it arrived
+        logger.warning("out of room \(room.room): \(refusal.message) (\(refusal.code.rawValue)); cowatch join tries again")
+        publishError(refusal)
+        showOnScreen(refusal.message)
     }
 
     func publishError(_ error: CowatchError) {

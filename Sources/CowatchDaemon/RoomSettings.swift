@@ -23,8 +23,14 @@ public struct RoomSettings: Sendable, Equatable {
     /// The server key to accept (`sha256:…`): from the invite; nil trusts the key `known_hosts`
     /// remembers for the server, or the first one seen.
     public var fingerprint: CertificateFingerprint?
-    /// The room secret given by an invite link (a secret: never logged or shown).
-    public var inviteSecret: String?
+    /// Hosting only: a managed room, where only the owner and operators control playback.
+    /// Default true (`--unmanaged` turns it off).
+    public var managed = true
+    /// The room secret: proves this participant to a guarded room, or guards the room this
+    /// daemon creates. Prints as "…".
+    public var secret: RoomSecretValue?
+    /// What a room may make this player open (`--allow-scheme`, `--accept-open`).
+    public var openPolicy = OpenPolicy()
 
     public init(
         room: String, serverHost: String, serverPort: Int, hostAddress: String? = nil, hostPort: Int? = nil,

@@ -37,7 +37,9 @@ struct Open: PlaybackCommand {
     static let configuration = CommandConfiguration(
         abstract: "Switch the activity to new media for everyone; the group starts together once all have it.")
     @OptionGroup var connection: ConnectionOptions
-    @Argument(help: ArgumentHelp("A file path or any URL mpv opens (each participant opens it).", valueName: "URL"))
+    @Argument(help: ArgumentHelp(
+        "In a room, a network URL each participant opens (http or https unless they allow more); alone, also a file path.",
+        valueName: "URL"))
     var url: String
     @Option(help: ArgumentHelp("The title others see (default: the media's file name).", valueName: "TITLE"))
     var title: String?

@@ -11,8 +11,8 @@ struct Cowatch: ParsableCommand {
         discussion: "Times are seconds (90), m:ss (1:30) or h:mm:ss (1:02:03); +10 and -5 are relative. See cowatch(1).",
         subcommands: [
             Play.self, Pause.self, Toggle.self, Seek.self, Speed.self, Status.self, Events.self, Participants.self,
-            Leave.self, Join.self, End.self, Open.self, Ready.self, Unready.self, WaitForMe.self, GetProperty.self,
-            Quit.self,
+            Leave.self, Join.self, End.self, Open.self, Accept.self, Ready.self, Unready.self, WaitForMe.self, Op.self,
+            Deop.self, Kick.self, GetProperty.self, Quit.self,
         ])
 
     static func main() {
@@ -123,6 +123,7 @@ struct Participants: ParsableCommand {
             var flags: [String] = []
             if entry["ready"]?.boolValue == true { flags.append("ready") }
             if entry["wait_for_me"]?.boolValue == false { flags.append("don't wait") }
+            if let role = entry["role"]?.stringValue, role != "member" { flags.insert(role, at: 0) }
             if let stall = entry["stall"]?.stringValue { flags.append(stall) }
             let extra = flags.isEmpty ? "" : ", " + flags.joined(separator: ", ")
             print("\(name)\(me): \(state), \(drift), \(rtt)\(extra)")

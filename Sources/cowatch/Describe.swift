@@ -19,6 +19,10 @@ enum Describe {
                 session += ": " + (room["ended_by"]?.stringValue.map { "ended by \($0)" } ?? reason)
             }
             lines.append("  room: \(roomName) on \(server) (\(session))")
+            if let role = room["role"]?.stringValue {
+                let managed = room["managed"]?.boolValue == true ? ", managed: only the owner and operators control playback" : ""
+                lines.append("  role: \(role)\(managed)")
+            }
             if let activity = room["activity"]?.objectValue {
                 let title = activity["title"]?.stringValue ?? "?"
                 let type = activity["type"]?.stringValue ?? "watch"
@@ -29,6 +33,10 @@ enum Describe {
             if room["wait_for_me"]?.boolValue == false { me.append("don't wait for me") }
             if let stall = room["stall"]?.stringValue { me.append(stall) }
             lines.append("  you: " + me.joined(separator: ", "))
+            if let offer = room["open_offer"]?.objectValue {
+                let by = offer["by"]?.stringValue ?? "someone"
+                lines.append("  offered: \(by) wants everyone to open \(offer["url"]?.stringValue ?? "?") (cowatch accept)")
+            }
         }
         if let clock = status.extra["clock"]?.objectValue, let rtt = clock["rtt"]?.numberValue,
             let uncertainty = clock["uncertainty"]?.numberValue
@@ -57,9 +65,13 @@ enum Describe {
             switch event.fields["reason"]?.stringValue {
             case nil: return "session: \(state)"
             case "ended-by"?: return "session: ended by \(event.fields["by"]?.stringValue ?? "?")"
+            case "removed"? where event.fields["code"] == "kicked": return "session: removed from the room (kicked)"
             case "removed"?: return "session: removed by the server (\(event.fields["code"]?.stringValue ?? "?"))"
             case let reason?: return "session: \(state) (\(reason))"
             }
+        case ControlEvent.Name.openOffer:
+            let by = event.fields["by"]?.stringValue ?? "someone"
+            return "\(by) wants everyone to open \(event.fields["url"]?.stringValue ?? "?") — cowatch accept to open it"
         case ControlEvent.Name.error:
             return "error: \(event.fields["message"]?.stringValue ?? event.fields["code"]?.stringValue ?? "unknown")"
         default:

@@ -14,8 +14,10 @@ struct CowatchDaemonCommand: AsyncParsableCommand {
             COWATCH_MPV as comma-separated KEY=VALUE, COWATCH_PAUSED, COWATCH_OSD, COWATCH_LOG_LEVEL, \
             COWATCH_SEEK_TIMEOUT, COWATCH_OPEN_TIMEOUT, COWATCH_HOST, COWATCH_JOIN, COWATCH_ROOM, \
             COWATCH_DRIFT_SEEK_THRESHOLD, COWATCH_DRIFT_CORRECTION_TIME, COWATCH_DRIFT_MAX_ADJUST, COWATCH_DRIFT_INTERVAL, COWATCH_TITLE, COWATCH_TYPE, COWATCH_FALLBACK_URL, \
-            COWATCH_ON_END, COWATCH_READY, COWATCH_WAIT_FOR_ME, COWATCH_PLAY_WHEN_READY, COWATCH_WAIT_TIMEOUT) or from the JSON config file; flags win over the \
-            environment, which wins over the file. See cowatchd(1) and cowatch-protocol(7).
+            COWATCH_ON_END, COWATCH_READY, COWATCH_WAIT_FOR_ME, COWATCH_PLAY_WHEN_READY, COWATCH_WAIT_TIMEOUT, \
+            COWATCH_UNMANAGED, COWATCH_ROOM_SECRET_FILE, COWATCH_ALLOW_SCHEME, COWATCH_ACCEPT_OPEN) or from the JSON config file; flags win over \
+            the environment, which wins over the file. The room secret may also be given as COWATCH_ROOM_SECRET (the secret \
+            itself, environment only; never as a flag). See cowatchd(1) and cowatch-protocol(7).
             """)
 
     @Option(name: .long, help: ArgumentHelp("The media to play: a file path or any URL mpv opens.", valueName: "URL"))
@@ -91,6 +93,22 @@ struct CowatchDaemonCommand: AsyncParsableCommand {
         "With --host: seconds the group waits for a stalled or unready participant (default: 5).", valueName: "SECONDS"))
     var waitTimeout: Double?
 
+    @Flag(name: .long, help: "With --host: everyone may play, pause, seek and switch media (default: only the owner and operators).")
+    var unmanaged = false
+
+    @Option(name: .long, help: ArgumentHelp(
+        "A file holding the room secret (mode 600): guards the room you create, proves you to a guarded one.", valueName: "PATH"))
+    var roomSecretFile: String?
+
+    @Option(name: .customLong("allow-scheme"), help: ArgumentHelp(
+        "A URL scheme the room may make this player open; repeatable (default: http and https).", valueName: "SCHEME"))
+    var allowScheme: [String] = []
+
+    @Option(name: .long, help: ArgumentHelp(
+        "Whose media switches to follow: anyone, operators (owner and operators only) or ask (cowatch accept) (default: anyone).",
+        valueName: "ask|operators|anyone"))
+    var acceptOpen: String?
+
     @Option(name: .long, help: ArgumentHelp(
         "Seconds opening media may take before it counts as failed (default: 30).", valueName: "SECONDS"))
     var openTimeout: Double?
@@ -123,9 +141,19 @@ struct CowatchDaemonCommand: AsyncParsableCommand {
         flags.waitTimeout = waitTimeout
         flags.openTimeout = openTimeout
         flags.seekTimeout = seekTimeout
+        flags.unmanaged = unmanaged ? true : nil
+        flags.roomSecretFile = roomSecretFile
+        flags.allowSchemes = allowScheme
+        flags.acceptOpen = acceptOpen
+        let configuration: DaemonConfiguration
         do {
-            let configuration = try await DaemonConfiguration.load(
-                flags: flags, environment: ProcessInfo.processInfo.environment)
+            configuration = try await DaemonConfiguration.load(flags: flags, environment: ProcessInfo.processInfo.environment)
+        } catch let error as CowatchError {
+            // Everything found while reading the configuration needs an edit, not a retry.
+            FileHandle.standardError.write(Data("cowatchd: \(error.message)\n".utf8))
+            throw ExitCode(2)
+        }
+        do {
             let level = Logger.Level(rawValue: configuration.logLevel) ?? .warning
             LoggingSystem.bootstrap { label in
                 var handler = StreamLogHandler.standardError(label: label)

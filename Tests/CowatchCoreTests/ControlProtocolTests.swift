@@ -7,6 +7,7 @@ struct ControlProtocolTests {
     static let everyCommand: [ControlCommand] = [
         .play, .pause, .togglePause, .seek(seconds: 90, mode: .absolute), .seek(seconds: -5.5, mode: .relative),
         .speed(1.25), .getStatus, .getProperty("audio-pts"), .getParticipants, .leave, .join, .quit,
+        .setRole(name: "bob", role: .operator), .setRole(name: "bob-2", role: .member), .kick(name: "eve.x"), .acceptOpen,
     ]
 
     @Test("every command round-trips through its JSON line", arguments: everyCommand)
@@ -33,6 +34,17 @@ struct ControlProtocolTests {
         }
         #expect(decoded.command == command)
         #expect(decoded.requestID == "x")
+    }
+
+    @Test("op, deop, kick and accept_open parse to the role commands")
+    func roleCommands() throws {
+        #expect(try ControlCommand(arguments: ["op", "bob"]) == .setRole(name: "bob", role: .operator))
+        #expect(try ControlCommand(arguments: ["deop", "bob"]) == .setRole(name: "bob", role: .member))
+        #expect(try ControlCommand(arguments: ["kick", "bob"]) == .kick(name: "bob"))
+        #expect(try ControlCommand(arguments: ["accept_open"]) == .acceptOpen)
+        #expect(ControlCommand.setRole(name: "bob", role: .operator).arguments == ["op", "bob"])
+        #expect(ControlCommand.kick(name: "bob").arguments == ["kick", "bob"])
+        for name in ["op", "deop", "kick", "accept_open"] { #expect(ControlCommand.names.contains(name)) }
     }
 
     @Test("mpv-style spellings are accepted")
@@ -69,6 +81,14 @@ struct ControlProtocolTests {
         ("{\"command\": [\"get_property\", \"a b\"]}", .invalidArgument),
         ("{\"command\": [\"get_property\", \"\"]}", .invalidArgument),
         ("{\"command\": [\"get_property\", 3]}", .invalidArgument),
+        ("{\"command\": [\"op\"]}", .wrongArgumentCount),
+        ("{\"command\": [\"kick\", \"bob\", \"now\"]}", .wrongArgumentCount),
+        ("{\"command\": [\"accept_open\", \"x\"]}", .wrongArgumentCount),
+        ("{\"command\": [\"op\", 3]}", .invalidArgument),
+        ("{\"command\": [\"deop\", \"\"]}", .invalidArgument),
+        ("{\"command\": [\"kick\", \".hidden\"]}", .invalidArgument),
+        ("{\"command\": [\"kick\", \"with space\"]}", .invalidArgument),
+        ("{\"command\": [\"op\", \"\(String(repeating: "x", count: 33))\"]}", .invalidArgument),
     ]
 
     @Test("bad input gets the documented code", arguments: badLines)

@@ -148,4 +148,49 @@ struct GroupSessionMachineTests {
         #expect(SessionState.joined.name == "joined")
         #expect(SessionState.invalidated(.left).name == "invalidated")
     }
+
+    @Test("a taken name or a full room on a rejoin leaves the daemon running, out of the room; join tries again", arguments: [
+        CowatchError.Code.nameTaken, .roomFull,
+    ])
+    func refusedOnRejoin(code: CowatchError.Code) throws {
+        var machine = joined()
+        try machine.checkLeave()
+        _ = machine.connectionEnded(.left, now: 1)
+        let again = try machine.join(now: 2)
+        #expect(again == .connect(at: 2))
+        _ = machine.connecting()
+        let error = CowatchError(code, "no")
+        let next = machine.connectionEnded(.refused(error), now: 3)
+        #expect(next == .stayOut)
+        #expect(machine.state == .invalidated(.refused(code)))
+        #expect(machine.state.reason?.code == code.rawValue)
+        let retry = try machine.join(now: 4)
+        #expect(retry == .connect(at: 4))
+        _ = machine.connecting()
+        machine.welcomed()
+        #expect(machine.state == .joined)
+    }
+
+    @Test("a wrong secret on a reconnect still stops the daemon", arguments: [CowatchError.Code.authFailed, .unsupportedVersion])
+    func authFailedOnReconnect(code: CowatchError.Code) {
+        var machine = joined()
+        _ = machine.connectionEnded(.lost, now: 0)
+        _ = machine.connecting()
+        let error = CowatchError(code, "no")
+        #expect(machine.connectionEnded(.refused(error), now: 1) == .stop(error))
+        #expect(throws: CowatchError(.notInRoom, "")) { try machine.join(now: 2) }
+    }
+
+    @Test("kicked: removed(kicked), the daemon stays up and may try to join again")
+    func kicked() throws {
+        var machine = joined()
+        #expect(machine.connectionEnded(.refused(CowatchError(.kicked, "alice removed you")), now: 0) == .stayOut)
+        #expect(machine.state == .invalidated(.removed(.kicked)))
+        #expect(machine.state.reason?.detail == "kicked")
+        #expect(try machine.join(now: 1) == .connect(at: 1))
+        _ = machine.connecting()
+        // Still kicked: out again, and still running.
+        #expect(machine.connectionEnded(.refused(CowatchError(.kicked, "try again in 299 s")), now: 2) == .stayOut)
+        #expect(machine.state == .invalidated(.removed(.kicked)))
+    }
 }

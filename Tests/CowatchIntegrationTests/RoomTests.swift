@@ -277,11 +277,12 @@ struct RoomTests {
         #expect(try room.clients[1].request(.getParticipants).arrayValue?.count == 2)
     }
 
-    @Test("cowatchd --host embeds the server; a second daemon joins it; leaving is announced")
+    @Test("cowatchd --host --unmanaged embeds the server; a second daemon joins it and may play; leaving is announced")
     func embeddedServer() throws {
         let port = freeLoopbackPort()
         let media = try TestMedia.audioVideo()
-        let alice = try DaemonProcess(name: "alice", media: media, extraArguments: ["--host", "127.0.0.1:\(port)", "--room", "movie-night", "--no-osd"])
+        let alice = try DaemonProcess(
+            name: "alice", media: media, extraArguments: ["--host", "127.0.0.1:\(port)", "--room", "movie-night", "--no-osd", "--unmanaged"])
         let bob = try DaemonProcess(name: "bob", media: media, extraArguments: ["--join", "127.0.0.1:\(port)", "--room", "movie-night", "--no-osd"])
         let aliceClient = try alice.client()
         let bobClient = try bob.client()

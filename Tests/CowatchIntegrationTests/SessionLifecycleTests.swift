@@ -102,7 +102,10 @@ struct SessionLifecycleTests {
     @Test("open: everyone switches to the new media, the group waits for all to load, then plays together")
     func openForEveryone() throws {
         let first = try TestMedia.audioVideo()
-        let second = try TestMedia.videoOnly()
+        // A room opens network URLs only: the second film comes over local HTTP, at full speed.
+        let http = try SlowMediaServer(file: try TestMedia.videoOnly())
+        defer { http.close() }
+        let second = http.url
         var group = try Group(room: "open-room")
         try group.add("dee", media: first)
         try group.add("eve", media: first)
@@ -131,11 +134,17 @@ struct SessionLifecycleTests {
 
     @Test("two switches at once: everyone ends on the one the room applied last, without a false different-file warning")
     func openTwiceQuickly() throws {
-        let first = try TestMedia.audioVideo()
-        let second = try TestMedia.videoOnly()
+        let firstHTTP = try SlowMediaServer(file: try TestMedia.audioVideo())
+        let secondHTTP = try SlowMediaServer(file: try TestMedia.videoOnly())
+        defer {
+            firstHTTP.close()
+            secondHTTP.close()
+        }
+        let first = firstHTTP.url
+        let second = secondHTTP.url
         var group = try Group(room: "twice-room")
-        try group.add("kai", media: first)
-        try group.add("lou", media: first)
+        try group.add("kai", media: try TestMedia.audioVideo())
+        try group.add("lou", media: try TestMedia.audioVideo())
         // Both at once: each daemon gets the second switch while the first file is still loading.
         let started = monotonicNow()
         for (index, url) in [second, first].enumerated() {
@@ -161,11 +170,14 @@ struct SessionLifecycleTests {
     @Test("open with a URL nobody can open: each daemon tries the fallback, and the group plays it")
     func openFallback() throws {
         let media = try TestMedia.audioVideo()
-        let fallback = try TestMedia.videoOnly()
+        let http = try SlowMediaServer(file: try TestMedia.videoOnly())
+        defer { http.close() }
+        let fallback = http.url
         var group = try Group(room: "fallback-room")
         try group.add("gil", media: media)
         try group.add("hal", media: media)
-        try group.clients[0].request(.open(.init(url: "/nonexistent/cowatch-missing.mkv", fallbackURL: fallback)))
+        // Port 9 (discard) on loopback: nobody listens, the connection is refused at once.
+        try group.clients[0].request(.open(.init(url: "http://127.0.0.1:9/cowatch-missing.mkv", fallbackURL: fallback)))
         for client in group.clients {
             _ = try client.waitForStatus(timeout: 20) { $0.media == fallback && !$0.paused && ($0.position ?? 0) > 0.3 }
         }
@@ -176,9 +188,13 @@ struct SessionLifecycleTests {
     @Test("open of a stream that never answers: after the open timeout each daemon tries the fallback")
     func openTimesOut() throws {
         let media = try TestMedia.audioVideo()
-        let fallback = try TestMedia.videoOnly()
+        let fallbackHTTP = try SlowMediaServer(file: try TestMedia.videoOnly())
         let http = try SlowMediaServer(file: media)
-        defer { http.close() }
+        defer {
+            http.close()
+            fallbackHTTP.close()
+        }
+        let fallback = fallbackHTTP.url
         http.stall(for: 120)
         var group = try Group(room: "timeout-room")
         try group.add("ivy", media: media, arguments: ["--open-timeout", "3"])
@@ -191,14 +207,16 @@ struct SessionLifecycleTests {
             _ = try client.waitForStatus(timeout: 20) { $0.media == fallback && !$0.paused }
         }
         #expect(monotonicNow() - started >= 2.5)
-        // Not a source for the room: mpv's internal ones are refused, and the group goes on.
-        try group.clients[1].request(.open(.init(url: "av://lavfi:anullsrc")))
-        let refused = try group.listeners[0].waitForEvent(named: "error", timeout: 10) {
-            $0.fields["message"]?.stringValue?.contains("only files and network URLs") == true
+        // Not a source for a room: mpv's internal ones are refused by the daemon that would send
+        // them (every daemon would refuse them too: see OpenPolicyTests), and nothing changes.
+        do {
+            try group.clients[1].request(.open(.init(url: "av://lavfi:anullsrc")))
+            Issue.record("an open of av:// was sent to the room")
+        } catch {
+            #expect(error.code == .openRefused && error.message.contains("internal sources"), "\(error)")
         }
-        #expect(refused != nil)
         let status = try group.clients[0].status()
-        #expect(status.extra["room"]?["can_play"] == false)
+        #expect(status.extra["room"]?["can_play"] == true && status.extra["room"]?["activity"]?["id"] == 1)
     }
 
     @Test("different files: everyone gets a warning naming who has a different one; playback still works")

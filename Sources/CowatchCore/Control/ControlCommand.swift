@@ -31,6 +31,12 @@ public enum ControlCommand: Sendable, Hashable {
     case setReady(Bool)
     /// False: "don't wait for me".
     case setWaitForMe(Bool)
+    /// Owner only: make `name` an operator (`op`) or a member again (`deop`).
+    case setRole(name: String, role: Role)
+    /// Owners and operators: remove `name` from the room.
+    case kick(name: String)
+    /// Open the media someone switched the room to, offered under `--accept-open ask`.
+    case acceptOpen
     case quit
 
     /// The arguments of `open`.
@@ -73,6 +79,9 @@ public enum ControlCommand: Sendable, Hashable {
         case .open: "open"
         case .setReady(let ready): ready ? "ready" : "unready"
         case .setWaitForMe: "wait_for_me"
+        case .setRole(_, let role): role == .operator ? "op" : "deop"
+        case .kick: "kick"
+        case .acceptOpen: "accept_open"
         case .quit: "quit"
         }
     }
@@ -80,7 +89,7 @@ public enum ControlCommand: Sendable, Hashable {
     /// Every command name the daemon accepts.
     public static let names = [
         "play", "pause", "toggle_pause", "seek", "speed", "get_status", "get_property", "get_participants", "leave",
-        "join", "end", "open", "ready", "unready", "wait_for_me", "quit",
+        "join", "end", "open", "ready", "unready", "wait_for_me", "op", "deop", "kick", "accept_open", "quit",
     ]
 
     /// The command as the JSON array sent on the wire.
@@ -95,6 +104,7 @@ public enum ControlCommand: Sendable, Hashable {
                 request.type.map { .string($0.rawValue) } ?? .null, request.fallbackURL.map(JSONValue.string) ?? .null,
             ]
         case .setWaitForMe(let on): [.string(name), .bool(on)]
+        case .setRole(let participant, _), .kick(let participant): [.string(name), .string(participant)]
         default: [.string(name)]
         }
     }
@@ -132,6 +142,19 @@ public enum ControlCommand: Sendable, Hashable {
         case "leave": try expectCount(0...0); self = .leave
         case "join": try expectCount(0...0); self = .join
         case "end": try expectCount(0...0); self = .end
+        case "accept_open": try expectCount(0...0); self = .acceptOpen
+        case "op", "deop", "kick":
+            try expectCount(1...1)
+            guard let participant = args[0].stringValue, (try? ParticipantName.validate(participant)) != nil else {
+                throw CowatchError(
+                    .invalidArgument,
+                    "\(name) takes a participant name: 1–\(ParticipantName.maxLength) letters, digits, '.', '_' or '-', not starting with '.'")
+            }
+            switch name {
+            case "op": self = .setRole(name: participant, role: .operator)
+            case "deop": self = .setRole(name: participant, role: .member)
+            default: self = .kick(name: participant)
+            }
         case "ready": try expectCount(0...0); self = .setReady(true)
         case "unready": try expectCount(0...0); self = .setReady(false)
         case "wait_for_me":

@@ -1,6 +1,6 @@
 /// The control protocol's version, reported by `get_status` as `protocol_version`.
 /// Bump the minor number for additions, the major one for anything that breaks a client.
-public let controlProtocolVersion = "1.1"
+public let controlProtocolVersion = "1.2"
 
 /// The longest request line the control socket accepts, in bytes (without the newline).
 /// A longer line gets a `line-too-long` reply and the connection is closed.
@@ -109,6 +109,9 @@ public struct ControlEvent: Sendable, Hashable {
         public static let notice = "notice"
         /// This daemon's room session changed. Fields: `state` (`waiting`, `joined`, `invalidated`), `reason`.
         public static let session = "session"
+        /// Under `--accept-open ask`: someone switched the room to new media, which this daemon
+        /// opens only after `accept_open`. Fields: `by`, `url`, `title`, `id`.
+        public static let openOffer = "open-offer"
     }
 
     public var name: String

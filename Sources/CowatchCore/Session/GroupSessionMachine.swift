@@ -8,9 +8,13 @@
 /// - `joined` → `invalidated(left)` on leave (stay out until join);
 /// - any → `invalidated(ended-by X)` when X ends the activity (then keep the player, or quit);
 /// - `joined`/`waiting` → `invalidated(server-gone)` when the link drops (reconnect with backoff);
-/// - `waiting` → `invalidated(name-taken | auth-failed | room-full | unsupported-version)` (stop);
-/// - any → `invalidated(removed)` when the server puts us out (stay out until join);
-/// - `invalidated(left | ended-by | removed | server-gone)` → `waiting` on join.
+/// - `waiting` → `invalidated(name-taken | auth-failed | room-full | unsupported-version)`: stop
+///   the daemon, except `name-taken` and `room-full` once this daemon has been in the room
+///   (a rejoin or a reconnect): then stay out until join, which may try again;
+/// - any → `invalidated(removed)` when the server puts us out (`kicked`, `flooding`, …; stay out
+///   until join);
+/// - `invalidated(left | ended-by | removed | server-gone | name-taken | room-full)` → `waiting`
+///   on join.
 ///
 /// Threading: a value type; one owner.
 public struct GroupSessionMachine: Sendable {
@@ -62,6 +66,9 @@ public struct GroupSessionMachine: Sendable {
 
     public let configuration: Configuration
     public private(set) var state: SessionState = .waiting
+    /// True once the server has welcomed us: later refusals that may pass (a taken name, a full
+    /// room) no longer stop the daemon.
+    public private(set) var hasJoined = false
     private var backoff: Double
 
     public init(configuration: Configuration = .init()) {
@@ -86,6 +93,7 @@ public struct GroupSessionMachine: Sendable {
     public mutating func welcomed() {
         guard state == .waiting else { return }
         state = .joined
+        hasJoined = true
         backoff = configuration.initialBackoff
     }
 
@@ -101,7 +109,7 @@ public struct GroupSessionMachine: Sendable {
         case .refused(let error):
             if SessionEndReason.fatalCodes.contains(error.code) {
                 state = .invalidated(.refused(error.code))
-                return .stop(error)
+                return mayRetry(error.code) ? .stayOut : .stop(error)
             }
             state = .invalidated(.removed(error.code))
             return .stayOut
@@ -130,12 +138,17 @@ public struct GroupSessionMachine: Sendable {
         case .joined, .waiting:
             return nil
         case .invalidated(let reason):
-            if case .refused(let code) = reason {
+            if case .refused(let code) = reason, !mayRetry(code) {
                 throw CowatchError(.notInRoom, "the room refused this daemon (\(code.rawValue)); restart it to try again")
             }
             state = .waiting
             backoff = configuration.initialBackoff
             return .connect(at: now)
         }
+    }
+
+    /// A refusal that `join` may try again: a taken name or a full room, once we have been in.
+    private func mayRetry(_ code: CowatchError.Code) -> Bool {
+        hasJoined && SessionEndReason.retryableCodes.contains(code)
     }
 }

@@ -6,11 +6,13 @@ public enum SessionEndReason: Sendable, Hashable {
     case left
     /// A participant ended the activity for everyone (`cowatch end`).
     case endedBy(String)
-    /// The server put this participant out (the code says why: `flooding`, `protocol-violation`, …).
+    /// The server put this participant out (the code says why: `kicked`, `flooding`, `protocol-violation`, …).
     case removed(CowatchError.Code)
     /// The connection to the room server was lost; the daemon reconnects by itself.
     case serverGone
-    /// The server refused the hello for good: `auth-failed`, `name-taken`, `room-full`, `unsupported-version`.
+    /// The server refused the hello: `auth-failed`, `name-taken`, `room-full`, `unsupported-version`.
+    /// At first start these stop the daemon; after it has been in the room, `name-taken` and
+    /// `room-full` leave it out until `join`.
     case refused(CowatchError.Code)
 
     /// The stable reason code.
@@ -37,6 +39,9 @@ public enum SessionEndReason: Sendable, Hashable {
     public static let fatalCodes: Set<CowatchError.Code> = [
         .nameTaken, .unsupportedVersion, .authFailed, .roomFull, .certificateMismatch, .unsafePath, .invalidInvite,
     ]
+    /// Of those, the ones that may pass (someone leaves, frees the name): after this daemon has
+    /// been in the room they leave it out of the room, still running, and `join` tries again.
+    public static let retryableCodes: Set<CowatchError.Code> = [.nameTaken, .roomFull]
 }
 
 /// A daemon's session in its room: `waiting` → `joined` → `invalidated(reason)`.

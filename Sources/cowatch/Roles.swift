@@ -1,0 +1,62 @@
+import ArgumentParser
+import CowatchCore
+import Foundation
+
+// The room's roles and the switches offered under --accept-open ask: op, deop, kick, accept.
+
+/// Shared body: send, then say what happened in one sentence (or print the status as JSON).
+protocol SentenceCommand: ParsableCommand {
+    var connection: ConnectionOptions { get }
+    func command() throws -> ControlCommand
+    var done: String { get }
+}
+
+extension SentenceCommand {
+    func run() throws {
+        let data = try connection.send(try command())
+        if connection.json { printJSON(data) } else { print(done) }
+    }
+}
+
+/// Checks a participant name given on the command line.
+func participantName(_ text: String) throws -> String {
+    do {
+        return try ParticipantName.validate(text)
+    } catch {
+        throw ValidationError(error.message)
+    }
+}
+
+struct Op: SentenceCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Make a participant an operator (owner only): in a managed room operators control playback.")
+    @OptionGroup var connection: ConnectionOptions
+    @Argument(help: "The participant's name.") var name: String
+    func command() throws -> ControlCommand { .setRole(name: try participantName(name), role: .operator) }
+    var done: String { "\(name) is now an operator" }
+}
+
+struct Deop: SentenceCommand {
+    static let configuration = CommandConfiguration(abstract: "Make an operator a member again (owner only).")
+    @OptionGroup var connection: ConnectionOptions
+    @Argument(help: "The participant's name.") var name: String
+    func command() throws -> ControlCommand { .setRole(name: try participantName(name), role: .member) }
+    var done: String { "\(name) is now a member" }
+}
+
+struct Kick: SentenceCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Remove a participant from the room (owner and operators); they cannot come back for a while.")
+    @OptionGroup var connection: ConnectionOptions
+    @Argument(help: "The participant's name.") var name: String
+    func command() throws -> ControlCommand { .kick(name: try participantName(name)) }
+    var done: String { "removed \(name) from the room" }
+}
+
+struct Accept: SentenceCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Open the media someone switched the room to (with cowatchd --accept-open ask).")
+    @OptionGroup var connection: ConnectionOptions
+    func command() -> ControlCommand { .acceptOpen }
+    var done: String { "opening the room's new media" }
+}

@@ -1,0 +1,153 @@
+import CowatchClient
+import CowatchCore
+import CowatchTestSupport
+import Foundation
+import Testing
+
+/// What a room may make a player open, with real processes: `--allow-scheme` and
+/// `--accept-open ask`; a refused switch leaves that player out while the others play on.
+@Suite("What a room may make a player open", .serialized)
+struct RoomOpenPolicyTests {
+    @Test("a switch to a scheme this player does not allow is refused here (open-refused); the others play the new media")
+    func schemeNotAllowed() throws {
+        let server = try ServerProcess()
+        let first = try TestMedia.audioVideo()
+        let http = try SlowMediaServer(file: try TestMedia.videoOnly())
+        defer { http.close() }
+        let room = ["--join", server.address, "--room", "schemes"]
+        var viewers = Viewers()
+        try viewers.add("ann", media: first, arguments: room)
+        try viewers.add("ben", media: first, arguments: room + ["--allow-scheme", "https"])
+        try viewers.add("cid", media: first, arguments: room)
+        try viewers.waitJoined(0, participants: 3)
+
+        // ben refuses his own switch to http at once: he would not follow it.
+        #expect(viewers.failure(1, .open(.init(url: http.url)))?.code == .openRefused)
+        // A local path is the server's to refuse, for every room.
+        #expect(viewers.failure(0, .open(.init(url: try TestMedia.videoOnly())))?.code == .notPermitted)
+
+        try viewers.clients[0].request(.open(.init(url: http.url, title: "Over HTTP")))
+        let refused = try viewers.listeners[1].waitForEvent(named: "error", timeout: 10) { $0.fields["code"] == "open-refused" }
+        #expect(refused?.fields["message"]?.stringValue?.contains("http:") == true, "\(String(describing: refused))")
+        for index in [0, 2] {
+            _ = try viewers.clients[index].waitForStatus(timeout: 20) { $0.media == http.url && !$0.paused && ($0.position ?? 0) > 0.5 }
+        }
+        // ben stays on his own media, held, and the group does not wait for him.
+        let ben = try viewers.clients[1].status()
+        #expect(ben.media == first && ben.paused)
+        #expect(ben.extra["room"]?["can_play"] == false && ben.extra["room"]?["activity"]?["id"] == 1)
+        let stillBen = try viewers.clients[1].status().position
+        sleepSeconds(1)
+        #expect(try viewers.clients[1].status().position == stillBen, "ben's player is left alone")
+        #expect(try viewers.clients[0].status().paused == false)
+    }
+
+    @Test("--accept-open ask: the switch is offered, and opened only after cowatch accept; a late joiner keeps its own first media")
+    func askFirst() throws {
+        let server = try ServerProcess()
+        let first = try TestMedia.audioVideo()
+        let own = try TestMedia.videoOnly()
+        let http = try SlowMediaServer(file: own)
+        defer { http.close() }
+        let room = ["--join", server.address, "--room", "asking"]
+        var viewers = Viewers()
+        try viewers.add("dee", media: first, arguments: room)
+        // The room's first media is dee's local path: cy keeps her own --media.
+        try viewers.add("cy", media: own, arguments: room + ["--accept-open", "ask"])
+        try viewers.waitJoined(1, participants: 2)
+        #expect(try viewers.clients[1].status().media == own)
+        #expect(viewers.failure(1, .acceptOpen)?.code == .invalidRequest)
+
+        try viewers.clients[0].request(.open(.init(url: http.url, title: "Offered")))
+        let offer = try viewers.listeners[1].waitForEvent(named: "open-offer", timeout: 10)
+        #expect(offer?.fields["by"] == "dee" && offer?.fields["url"]?.stringValue == http.url)
+        _ = try viewers.clients[0].waitForStatus(timeout: 20) { $0.media == http.url && !$0.paused }
+        sleepSeconds(0.5)
+        var cy = try viewers.clients[1].status()
+        #expect(cy.media == own && cy.extra["room"]?["open_offer"]?["url"]?.stringValue == http.url)
+        #expect(cy.extra["room"]?["can_play"] == false)
+
+        let accepted = try runCowatch(["accept", "--socket", viewers.daemons[1].controlPath])
+        #expect(accepted.status == 0, "\(accepted)")
+        cy = try viewers.clients[1].waitForStatus(timeout: 20) { $0.media == http.url && !$0.paused && ($0.position ?? 0) > 0.3 }
+        #expect(cy.extra["room"]?["can_play"] == true && cy.extra["room"]?["open_offer"] == .null)
+        // And cy is back in step with dee.
+        let deadline = monotonicNow() + 10
+        var gap = Double.infinity
+        while monotonicNow() < deadline && gap > 0.1 {
+            gap = abs(try viewers.clients[0].status().position! - viewers.clients[1].status().position!)
+            sleepSeconds(0.2)
+        }
+        #expect(gap < 0.1, "cy is \(gap) s from dee")
+    }
+}
+
+extension RoomOpenPolicyTests {
+    @Test("--accept-open operators: a member's switch is refused here, an operator's is followed")
+    func operatorsOnly() throws {
+        let server = try ServerProcess()
+        let media = try TestMedia.audioVideo()
+        let first = try SlowMediaServer(file: try TestMedia.videoOnly())
+        let second = try SlowMediaServer(file: media)
+        defer {
+            first.close()
+            second.close()
+        }
+        let room = ["--join", server.address, "--room", "operators"]
+        var viewers = Viewers()
+        try viewers.add("ann", media: media, arguments: room)
+        try viewers.add("bo", media: media, arguments: room)
+        try viewers.add("cy", media: media, arguments: room + ["--accept-open", "operators"])
+        try viewers.waitJoined(2, participants: 3)
+
+        try viewers.clients[1].request(.open(.init(url: first.url)))
+        let refused = try viewers.listeners[2].waitForEvent(named: "error", timeout: 10) { $0.fields["code"] == "open-refused" }
+        #expect(refused?.fields["message"]?.stringValue?.contains("bo is not the room's owner or an operator") == true)
+        _ = try viewers.clients[0].waitForStatus(timeout: 20) { $0.media == first.url && !$0.paused }
+        #expect(try viewers.clients[2].status().media == media)
+
+        // Made an operator, bo's next switch is followed at once (before the next participant list).
+        try viewers.clients[0].request(.setRole(name: "bo", role: .operator))
+        try viewers.clients[1].request(.open(.init(url: second.url)))
+        for client in viewers.clients {
+            _ = try client.waitForStatus(timeout: 20) { $0.media == second.url && !$0.paused && ($0.position ?? 0) > 0.3 }
+        }
+        #expect(try viewers.room(2)["can_play"] == true)
+    }
+}
+
+/// A taken name on a rejoin leaves the daemon running and out of the room; join tries again.
+@Suite("A taken name on a rejoin", .serialized)
+struct NameTakenOnRejoinTests {
+    @Test("name-taken on a rejoin: the daemon stays up, out of the room, says so; join succeeds once the name is free")
+    func nameTakenOnRejoin() throws {
+        let port = freeLoopbackPort()
+        var server: ServerProcess? = try ServerProcess(port: port)
+        let media = try TestMedia.audioVideo()
+        let room = ["--join", "127.0.0.1:\(port)", "--room", "names"]
+        var viewers = Viewers()
+        try viewers.add("bob", media: media, arguments: room)
+        try viewers.clients[0].request(.leave)
+        // A restarted server (without its state) no longer knows bob's session token, and
+        // someone else named bob gets there first.
+        server?.terminate()
+        server = try ServerProcess(port: port)
+        var others = Viewers()
+        try others.add("bob", media: media, arguments: room)
+
+        let refused = viewers.failure(0, .join)
+        #expect(refused?.code == .nameTaken, "\(String(describing: refused))")
+        #expect(viewers.daemons[0].process.isRunning)
+        let status = try viewers.room(0)
+        #expect(status["session"] == "invalidated" && status["reason"] == "name-taken")
+        let event = try viewers.listeners[0].waitForEvent(named: "error", timeout: 2) { $0.fields["code"] == "name-taken" }
+        #expect(event != nil)
+        #expect(viewers.daemons[0].stderr.contains("already in room names"), "\(viewers.daemons[0].stderr)")
+
+        // Once the name is free, join works.
+        #expect(others.daemons[0].terminate() == 0)
+        let joined = try viewers.clients[0].request(.join)
+        #expect(joined["room"]?["session"] == "joined")
+        _ = server
+    }
+}

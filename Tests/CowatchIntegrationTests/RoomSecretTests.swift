@@ -1,0 +1,80 @@
+import CowatchClient
+import CowatchCore
+import CowatchTestSupport
+import Foundation
+import Testing
+
+/// Room secrets with real processes: the creator's secret guards the room; the right secret
+/// joins, a wrong or missing one is refused (`auth-failed`) and that daemon exits with one line;
+/// the secret never shows in status, events or logs; a secret file others may read is refused.
+@Suite("Room secrets", .serialized)
+struct RoomSecretTests {
+    static let secret = "correct horse battery staple"
+
+    @Test("the right secret joins; a wrong or missing one gets auth-failed, exit 1 and one line naming it")
+    func guardedRoom() throws {
+        let server = try ServerProcess()
+        let media = try TestMedia.audioVideo()
+        let room = ["--join", server.address, "--room", "vault"]
+        let directory = DaemonProcess.makeDirectory()
+        let secretFile = try writeSecretFile(Self.secret + "\n", in: directory)
+        var viewers = Viewers()
+        // The creator gives the room its secret (from a file, with a trailing newline).
+        try viewers.add("ann", media: media, arguments: room + ["--room-secret-file", secretFile, "--log-level", "debug"])
+        // The same secret from the environment (systemd's EnvironmentFile=) joins.
+        try viewers.add("ben", media: media, arguments: room, environment: ["COWATCH_ROOM_SECRET": Self.secret])
+        try viewers.waitJoined(0, participants: 2)
+
+        let wrongFile = try writeSecretFile("not the right one", in: directory, name: "wrong.secret")
+        let wrong = try DaemonProcess(
+            name: "eve", media: media, extraArguments: room + ["--room-secret-file", wrongFile], waitUntilReady: false)
+        let none = try DaemonProcess(name: "mal", media: media, extraArguments: room, waitUntilReady: false)
+        for (daemon, words) in [(wrong, "wrong secret"), (none, "needs its secret")] {
+            #expect(daemon.waitForExit(timeout: 30) == 1, "\(daemon.name) should exit 1:\n\(daemon.stderr)")
+            let lines = stderrLines(daemon)
+            #expect(lines.count == 1, "\(daemon.name): \(lines)")
+            #expect(lines.first?.contains("auth-failed") == true && lines.first?.contains(words) == true, "\(lines)")
+            #expect(lines.first?.hasPrefix("cowatchd: ") == true)
+        }
+        #expect(try viewers.clients[0].request(.getParticipants).arrayValue?.count == 2)
+
+        // The secret shows nowhere: not in status, participants, events, nor the creator's debug log.
+        try viewers.clients[1].request(.pause)
+        _ = try viewers.listeners[0].waitForEvent(named: "notice", timeout: 5) { $0.fields["action"] == "pause" }
+        var seen = try viewers.clients.map { try $0.request(.getStatus).jsonString + $0.request(.getParticipants).jsonString }
+        seen += viewers.listeners.flatMap { $0.pendingEvents.map { $0.json.jsonString } }
+        seen += viewers.daemons.map(\.stderr)
+        #expect(seen.allSatisfy { !$0.contains("horse") }, "the secret leaked")
+        #expect(viewers.daemons[0].stderr.contains("joined room"), "the creator's debug log was read")
+    }
+
+    @Test("a secret file others may read is refused with unsafe-path and the fix; exit 2")
+    func unsafeSecretFile() throws {
+        let media = try TestMedia.audioVideo()
+        let directory = DaemonProcess.makeDirectory()
+        let open = try writeSecretFile(Self.secret, mode: 0o644, in: directory)
+        let room = ["--join", "127.0.0.1:9", "--room", "vault"]
+        for (arguments, environment) in [
+            (["--room-secret-file", open], [String: String]()), ([], ["COWATCH_ROOM_SECRET_FILE": open]),
+        ] {
+            let daemon = try DaemonProcess(
+                name: "ann", media: media, extraArguments: room + arguments, directory: directory, environment: environment,
+                waitUntilReady: false)
+            #expect(daemon.waitForExit(timeout: 10) == 2)
+            let lines = stderrLines(daemon)
+            #expect(lines.count == 1 && lines[0].contains("chmod 600 \(open)") && lines[0].contains("mode 644"), "\(lines)")
+        }
+        // Too short, and two sources at once: configuration errors naming what is wrong, not the secret.
+        let short = try writeSecretFile("short", in: directory, name: "short.secret")
+        let tooShort = try DaemonProcess(
+            name: "ann", media: media, extraArguments: room + ["--room-secret-file", short], directory: directory,
+            waitUntilReady: false)
+        #expect(tooShort.waitForExit(timeout: 10) == 2)
+        #expect(tooShort.stderr.contains("8–1024 bytes") && !tooShort.stderr.contains("short\n"), "\(tooShort.stderr)")
+        let both = try DaemonProcess(
+            name: "ann", media: media, extraArguments: room, directory: directory,
+            environment: ["COWATCH_ROOM_SECRET": Self.secret, "COWATCH_ROOM_SECRET_FILE": short], waitUntilReady: false)
+        #expect(both.waitForExit(timeout: 10) == 2)
+        #expect(both.stderr.contains("both set") && !both.stderr.contains("horse"), "\(both.stderr)")
+    }
+}

@@ -52,6 +52,11 @@ public enum Daemon {
                     // Only the owner (this daemon, which creates the room) and its operators
                     // control playback, unless --unmanaged.
                     policy.managed = room.managed
+                    // The room is ours: nobody else may create it, even with a hello that arrives
+                    // before ours; our token (signed with the server's key) proves us.
+                    let tokens = SessionTokens(key: try hosting.state.tokenKey())
+                    policy.reservedRooms[room.room] = configuration.name
+                    room.hostToken = try RoomSecretValue(tokens.issue(room: room.room, name: configuration.name))
                     let server = RoomServer(
                         host: room.hostAddress ?? "0.0.0.0", port: port, configuration: policy, state: hosting.state,
                         identity: hosting.identity, logger: logger)

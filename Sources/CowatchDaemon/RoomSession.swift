@@ -129,7 +129,7 @@ actor RoomSession {
         coordinator = RoomCoordinator(
             name: configuration.name, room: room.room, activity: activity,
             status: ParticipantStatus(ready: configuration.readyAtStart, waitForMe: configuration.waitForMe),
-            secret: room.secret?.text, configuration: coordinatorConfiguration)
+            secret: room.secret?.text, token: room.hostToken?.text, configuration: coordinatorConfiguration)
         publishSession()
 
         var next = GroupSessionMachine.Next.connect(at: monotonicNow())
@@ -203,7 +203,8 @@ actor RoomSession {
             // Someone may be in the middle, or our own files are unsafe: retrying cannot help.
             return .refused(error)
         } catch {
-            if let failure = lastFailure { return .refused(failure) }
+            // Busy (caps, a room that opens when its host is in): try again with the backoff.
+            if let failure = lastFailure, failure.code != .serverBusy { return .refused(failure) }
             if let error = error as? CowatchError, error.code == .tlsFailed, error.message != lastTLSWarning {
                 // Said once per cause, not on every retry: a plaintext server, a wrong port.
                 lastTLSWarning = error.message

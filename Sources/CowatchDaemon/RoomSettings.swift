@@ -23,6 +23,9 @@ public struct RoomSettings: Sendable, Equatable {
     /// The server key to accept (`sha256:…`): from the invite; nil trusts the key `known_hosts`
     /// remembers for the server, or the first one seen.
     public var fingerprint: CertificateFingerprint?
+    /// Hosting: the session token our own server issued us in advance, so only we can create
+    /// (and own) our room. A secret: prints as "…".
+    public var hostToken: RoomSecretValue?
     /// Hosting only: a managed room, where only the owner and operators control playback.
     /// Default true (`--unmanaged` turns it off).
     public var managed = true

@@ -65,8 +65,13 @@ struct TLSCost: AsyncParsableCommand {
     /// Seconds per connection: TCP connect (plaintext) or connect plus the pinned TLS handshake.
     static func time(count: Int, port: Int, tls: Bool) async throws -> [Double] {
         var times: [Double] = []
-        let knownHosts = KnownHosts(path: NSTemporaryDirectory() + "/cowatch-bench-known-hosts-\(getpid())")
-        defer { try? FileManager.default.removeItem(atPath: knownHosts.path) }
+        // A private directory (known_hosts refuses one others may write to, such as /tmp itself).
+        var template = Array("/tmp/cowatch-bench-XXXXXX".utf8CString)
+        guard let directory = template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }).map({ String(cString: $0) }) else {
+            throw ValidationError("cannot make a temporary directory")
+        }
+        let knownHosts = KnownHosts(path: directory + "/known_hosts")
+        defer { try? FileManager.default.removeItem(atPath: directory) }
         for _ in 0..<count {
             let client = tls ? try PinnedTLS.Client(host: "127.0.0.1", port: port, expected: nil, knownHosts: knownHosts) : nil
             let start = monotonicNow()
@@ -78,9 +83,11 @@ struct TLSCost: AsyncParsableCommand {
                         return try NIOAsyncChannel<ByteBuffer, ByteBuffer>(wrappingChannelSynchronously: channel)
                     }
                 }
-            if let client { _ = try await client.handshake() }
-            times.append(monotonicNow() - start)
-            try await channel.executeThenClose { _, _ in }
+            // Inside executeThenClose, so the channel is closed whatever the handshake does.
+            try await channel.executeThenClose { _, _ in
+                if let client { _ = try await client.handshake() }
+                times.append(monotonicNow() - start)
+            }
         }
         return times
     }

@@ -64,6 +64,44 @@ struct RoomRolesTests: SequencerTesting {
         }
     }
 
+    @Test("a reserved room (cowatchd --host) is created only by its host, with the token its server gave it")
+    func reservedRoom() {
+        var configuration = RoomSequencer.Configuration()
+        configuration.reservedRooms = ["night": "alice"]
+        var sequencer = RoomSequencer(configuration: configuration)
+        for (id, hello) in [(1, ClientMessage.Hello(room: "night", name: "mallory")), (2, .init(room: "night", name: "alice"))] {
+            let early = sequencer.enter(.hello(hello), from: id, now: 0)
+            #expect(early.contains { if case .send(id, .error(code: "server-busy", _)) = $0 { true } else { false } })
+        }
+        let token = SessionTokens(key: configuration.tokenKey).issue(room: "night", name: "alice")
+        let host = sequencer.enter(.hello(.init(room: "night", name: "alice", token: token)), from: 3, now: 1)
+        guard case .welcome(let welcome) = messages(host, to: 3).first else {
+            Issue.record("the host could not open its room: \(host)")
+            return
+        }
+        #expect(welcome.role == .owner)
+        guard case .welcome = messages(sequencer.enter(.hello(.init(room: "night", name: "bob")), from: 4, now: 2), to: 4).first else {
+            Issue.record("a guest could not join once the host was in")
+            return
+        }
+    }
+
+    @Test("a kick keeps the address out, but not the room's owner behind the same address")
+    func kickSharedAddress() {
+        var sequencer = room(["alice", "bob"])  // both on the same address in these tests
+        _ = sequencer.received(.kick(name: "bob"), from: 1, now: 1)
+        _ = sequencer.disconnected(1, now: 2)  // alice's link drops
+        let stranger = sequencer.enter(.hello(.init(room: "r", name: "carol")), from: 5, now: 3)
+        #expect(stranger.contains { if case .send(5, .error(code: "kicked", _)) = $0 { true } else { false } })
+        let token = SessionTokens(key: sequencer.configuration.tokenKey).issue(room: "r", name: "alice")
+        let owner = sequencer.enter(.hello(.init(room: "r", name: "alice", token: token)), from: 6, now: 3)
+        guard case .welcome(let welcome) = messages(owner, to: 6).first else {
+            Issue.record("the owner was kept out by her own kick: \(owner)")
+            return
+        }
+        #expect(welcome.role == .owner)
+    }
+
     @Test("a room opens network URLs only: never a local path or file:")
     func openURLs() {
         var sequencer = room(["alice", "bob"])

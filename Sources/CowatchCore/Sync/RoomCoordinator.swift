@@ -134,11 +134,14 @@ public struct RoomCoordinator: Sendable {
     private var readySentSeq: Int?
     private var lastReportAt: Double = -.infinity
 
+    /// - Parameter token: a session token to start with (the host of an embedded server gets one
+    ///   from it, to own its room).
     public init(
         name: String, room: String, activity: Activity, status: ParticipantStatus = .init(), secret: String? = nil,
-        configuration: Configuration = .init()
+        token: String? = nil, configuration: Configuration = .init()
     ) {
         self.secret = secret
+        self.token = token
         self.name = name
         self.room = room
         self.activity = activity

@@ -34,6 +34,9 @@ public struct RoomSequencer: Sendable {
         public var certificateFingerprint = ""
         /// The session tokens' key (kept on disk by the shell so tokens outlive restarts).
         public var tokenKey: [UInt8] = SessionTokens.newKey()
+        /// Rooms only one participant may create (room → name), with a token for that name: the
+        /// host of `cowatchd --host` owns its room even if a stranger's hello comes first.
+        public var reservedRooms: [String: String] = [:]
 
         public init() {}
 
@@ -218,7 +221,12 @@ public struct RoomSequencer: Sendable {
             return refuse(id, CowatchError(.protocolViolation, "hello needs a nonce"), now: now)
         }
         let address = admission.address(of: id) ?? ""
-        if let until = isKicked(["name:" + hello.name, "address:" + address], from: hello.room, now: now) {
+        // A kick keeps the name and its address out; the room's owner and operators, proven by
+        // their tokens, are not held back by an address they share (loopback, a home's NAT).
+        let trusted = hello.token.map { tokens.verify($0, room: hello.room, name: hello.name) } == true
+            && (records[hello.room]?.owner == hello.name || records[hello.room]?.operators.contains(hello.name) == true)
+        let kickKeys = ["name:" + hello.name] + (trusted ? [] : ["address:" + address])
+        if let until = isKicked(kickKeys, from: hello.room, now: now) {
             return refuse(id, CowatchError(.kicked, "you were removed from room \(hello.room); try again in \(Int((until - now).rounded(.up))) s"), now: now)
         }
         endedRooms = endedRooms.filter { $0.value.until > now }
@@ -296,6 +304,9 @@ public struct RoomSequencer: Sendable {
             outputs += disconnected(previous, now: now) + [.close(previous)]
         }
         if rooms[hello.room] == nil {
+            if let host = configuration.reservedRooms[hello.room], host != hello.name || !provenToken {
+                return refuse(id, CowatchError(.serverBusy, "room \(hello.room) opens when its host \(host) is in; try again in a moment"), now: now)
+            }
             guard rooms.count < configuration.maxRooms else {
                 return refuse(id, CowatchError(.roomFull, "the server has no room for another room"), now: now)
             }

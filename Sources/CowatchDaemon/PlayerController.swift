@@ -281,6 +281,8 @@ public actor PlayerController: ControlRequestHandler {
             case .acceptOpen:
                 try await room.acceptOpen()
                 return await statusWithRoom().json
+            case .getInvite(let host):
+                return ["invite": .string(try await room.invite(host: host).text)]
             default:
                 break
             }
@@ -301,7 +303,7 @@ public actor PlayerController: ControlRequestHandler {
             return currentStatus().json
         case .getProperty(let name):
             return JSONValue(try mpv { try player.getNode(name) })
-        case .getParticipants, .leave, .join, .end, .setReady, .setWaitForMe, .setRole, .kick, .acceptOpen:
+        case .getParticipants, .leave, .join, .end, .setReady, .setWaitForMe, .setRole, .kick, .acceptOpen, .getInvite:
             throw CowatchError(.notInRoom, "this daemon is not in a room")
         case .open(let open):
             // Alone: just switch the media.

@@ -33,6 +33,8 @@ actor RoomSession {
     var joinRequested = false
     var endedBy: String?
     var lastFailure: CowatchError?
+    /// The host printed its invite link (once, at its first join).
+    var invitePrinted = false
     /// The last TLS failure said out loud (retries of the same one stay quiet).
     var lastTLSWarning: String?
     /// Local requests waiting for the server: resumed with nil once applied, or with why not.
@@ -334,6 +336,11 @@ actor RoomSession {
                 lastRefusal = nil
                 publishSession()
                 logger.debug("joined room", metadata: ["cowatch.room.name": "\(welcome.room)"])
+                if room.hostPort != nil, !invitePrinted, let invite = try? invite(host: nil) {
+                    // The host's own terminal (never the log): what friends paste.
+                    invitePrinted = true
+                    FileHandle.standardOutput.write(Data("cowatchd: invite friends: cowatchd --join '\(invite.text)' --media FILM\n".utf8))
+                }
                 if room.secret != nil, welcome.proof == nil {
                     logger.warning("room \(welcome.room) has no secret: anyone who knows its name may join it")
                 }

@@ -60,3 +60,21 @@ struct Accept: SentenceCommand {
     func command() -> ControlCommand { .acceptOpen }
     var done: String { "opening the room's new media" }
 }
+
+struct InviteLink: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "invite",
+        abstract: "Print the invite link to this room: a friend runs cowatchd --join 'LINK' --media FILM. It holds the room secret: give it to friends only.")
+    @OptionGroup var connection: ConnectionOptions
+    @Option(help: ArgumentHelp("The server's address as friends reach it (default: the one joined, or this machine's name when hosting).", valueName: "HOST"))
+    var host: String?
+
+    func run() throws {
+        let data = try connection.send(.getInvite(host: host))
+        if connection.json {
+            printJSON(data)
+        } else {
+            print(data["invite"]?.stringValue ?? "")
+        }
+    }
+}

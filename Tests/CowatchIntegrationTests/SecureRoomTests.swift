@@ -92,6 +92,29 @@ struct SecureRoomTests {
         _ = server
     }
 
+    @Test("the host hands out an invite line; a friend joins with it alone (TLS pinned, secret)")
+    func hostInvite() throws {
+        let port = freeLoopbackPort()
+        let media = try TestMedia.audioVideo()
+        let directory = DaemonProcess.makeDirectory()
+        let secretFile = try writeSecretFile(Self.secret, in: directory)
+        let host = try DaemonProcess(
+            name: "hana", media: media,
+            extraArguments: ["--host", "127.0.0.1:\(port)", "--room", "den", "--room-secret-file", secretFile, "--no-osd"])
+        let hostClient = try host.client()
+        try Self.waitForParticipants([hostClient], count: 1)
+        let reply = try hostClient.request(.getInvite(host: nil))
+        let line = try #require(reply["invite"]?.stringValue)
+        let invite = try Invite.parse(line)
+        #expect(invite.host == "127.0.0.1" && invite.port == port && invite.room == "den")
+        #expect(invite.secret == Self.secret && invite.fingerprint != nil && invite.tls)
+        let friend = try DaemonProcess(name: "finn", media: media, extraArguments: ["--join", line, "--no-osd"])
+        try Self.waitForParticipants([hostClient, try friend.client()], count: 2)
+        // The friend's own invite names the same room, key and secret.
+        let again = try Invite.parse(try #require(try friend.client().request(.getInvite(host: nil))["invite"]?.stringValue))
+        #expect(again == invite)
+    }
+
     @Test("a daemon that expects TLS refuses a plaintext server clearly, and --no-tls is loud")
     func noSilentPlaintext() throws {
         let server = try ServerProcess(extraArguments: ["--no-tls"])

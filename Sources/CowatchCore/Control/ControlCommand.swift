@@ -37,6 +37,9 @@ public enum ControlCommand: Sendable, Hashable {
     case kick(name: String)
     /// Open the media someone switched the room to, offered under `--accept-open ask`.
     case acceptOpen
+    /// The invite link to this daemon's room (with its secret and the server's key), naming
+    /// `host` as the server's address when given.
+    case getInvite(host: String?)
     case quit
 
     /// The arguments of `open`.
@@ -82,6 +85,7 @@ public enum ControlCommand: Sendable, Hashable {
         case .setRole(_, let role): role == .operator ? "op" : "deop"
         case .kick: "kick"
         case .acceptOpen: "accept_open"
+        case .getInvite: "get_invite"
         case .quit: "quit"
         }
     }
@@ -89,7 +93,8 @@ public enum ControlCommand: Sendable, Hashable {
     /// Every command name the daemon accepts.
     public static let names = [
         "play", "pause", "toggle_pause", "seek", "speed", "get_status", "get_property", "get_participants", "leave",
-        "join", "end", "open", "ready", "unready", "wait_for_me", "op", "deop", "kick", "accept_open", "quit",
+        "join", "end", "open", "ready", "unready", "wait_for_me", "op", "deop", "kick", "accept_open", "get_invite",
+        "quit",
     ]
 
     /// The command as the JSON array sent on the wire.
@@ -105,6 +110,7 @@ public enum ControlCommand: Sendable, Hashable {
             ]
         case .setWaitForMe(let on): [.string(name), .bool(on)]
         case .setRole(let participant, _), .kick(let participant): [.string(name), .string(participant)]
+        case .getInvite(let host?): [.string(name), .string(host)]
         default: [.string(name)]
         }
     }
@@ -143,6 +149,18 @@ public enum ControlCommand: Sendable, Hashable {
         case "join": try expectCount(0...0); self = .join
         case "end": try expectCount(0...0); self = .end
         case "accept_open": try expectCount(0...0); self = .acceptOpen
+        case "get_invite":
+            try expectCount(0...1)
+            var host: String?
+            if let given = args.first {
+                guard let text = given.stringValue, !text.isEmpty, text.utf8.count <= 255,
+                    text.unicodeScalars.allSatisfy({ $0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0) || ".-:[]".unicodeScalars.contains($0)) })
+                else {
+                    throw CowatchError(.invalidArgument, "get_invite takes a host name or address")
+                }
+                host = text
+            }
+            self = .getInvite(host: host)
         case "op", "deop", "kick":
             try expectCount(1...1)
             guard let participant = args[0].stringValue, (try? ParticipantName.validate(participant)) != nil else {

@@ -111,6 +111,8 @@ public struct RoomCoordinator: Sendable {
     /// whether we proved a secret (then the welcome must prove it back).
     private var clientNonce = ""
     private var fingerprint = ""
+    /// The server certificate's fingerprint verified on the current link (`sha256:…`), nil without TLS.
+    public var serverFingerprint: String? { fingerprint.isEmpty ? nil : fingerprint }
     private var provedSecret: RoomVerifier?
     /// Keys derived from the secret, per salt (scrypt is slow; the salt rarely changes).
     private var derivedKeys: [String: RoomVerifier] = [:]

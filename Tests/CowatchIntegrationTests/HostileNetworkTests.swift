@@ -167,3 +167,32 @@ struct HostileNetworkTests {
         #expect(monotonicNow() - start < 3)
     }
 }
+
+@Suite("Late actions", .serialized)
+struct LateActionTests {
+    @Test("an action that timed out while the server was frozen is not carried out when it wakes")
+    func frozenServer() throws {
+        let server = try ServerProcess()
+        let media = try TestMedia.audioVideo()
+        let daemons = try ["ann", "ben"].map {
+            try DaemonProcess(name: $0, media: media, extraArguments: ["--join", server.address, "--room", "frozen", "--no-osd"])
+        }
+        let clients = try daemons.map { try $0.client() }
+        try SecureRoomTests.waitForParticipants(clients, count: 2)
+        try clients[0].request(.seek(seconds: 10, mode: .absolute))
+        try clients[0].request(.play)
+        sleepSeconds(1)
+        kill(server.process.processIdentifier, SIGSTOP)
+        defer { kill(server.process.processIdentifier, SIGCONT) }
+        // The seek cannot be confirmed: it fails here after the daemon's wait.
+        #expect(throws: (any Error).self) { try clients[1].request(.seek(seconds: 100, mode: .absolute)) }
+        sleepSeconds(4)
+        kill(server.process.processIdentifier, SIGCONT)
+        sleepSeconds(2)
+        // Nobody jumped to 100 s when the server woke up with the stale seek.
+        for client in clients {
+            let position = try client.status().position ?? 0
+            #expect(position < 60, "a stale seek was carried out: at \(position)")
+        }
+    }
+}

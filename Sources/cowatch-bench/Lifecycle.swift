@@ -21,7 +21,10 @@ struct Lifecycle: ParsableCommand {
         var stallNotice: [Double] = [], holdLength: [Double] = [], catchUp: [Double] = []
         for run in 1...repeats {
             log("run \(run)/\(repeats): open")
-            let second = try Self.copy(first, as: "open-\(run)")
+            // A room switches players to network URLs only: serve the copy over HTTP (full speed).
+            let served = try SlowMediaServer(file: try Self.copy(first, as: "open-\(run)"))
+            defer { served.close() }
+            let second = served.url
             let room = try BenchRoom(viewers: 3, media: first, name: "life-o\(run)")
             try room.clients[0].request(.play)
             sleepSeconds(2)

@@ -55,6 +55,9 @@ struct RoomPlaybackTests {
         var playback = room(["a", "b"])
         _ = playback.apply(.init(id: 1, kind: .play), from: 1, now: 10)
         _ = playback.statusChanged(.init(stall: .buffering), of: 2, now: 20)
+        // a landed on the held frame; the group still waits for b …
+        #expect(playback.landed(seq: playback.timeline.seq, from: 1, now: 20.2).isEmpty)
+        // … until b leaves.
         let outputs = playback.leave(2, now: 21)
         #expect(timelines(outputs, to: 1).first?.playing == true)
         #expect(playback.memberIDs == [1])

@@ -279,8 +279,8 @@ struct RoomLifecycleTests: SequencerTesting {
         var sequencer = playing()
         sequencer.connected(9, now: 50)
         let resume = ClientMessage.Hello.Resume(position: 40, playing: true, rate: 1)
-        // Its session token proves it is the same bob.
-        let token = SessionTokens(key: sequencer.configuration.tokenKey).issue(room: "r", name: "bob")
+        // The session token of its last welcome proves it is the same bob.
+        let token = sequencer.joined[2]!.token
         let outputs = sequencer.enter(.hello(.init(room: "r", name: "bob", token: token, resume: resume)), from: 9, now: 50)
         #expect(outputs.contains(.close(2)))
         guard case .welcome = messages(outputs, to: 9).first else {
@@ -293,10 +293,12 @@ struct RoomLifecycleTests: SequencerTesting {
         let clash = sequencer.enter(.hello(.init(room: "r", name: "bob", resume: resume)), from: 10, now: 51)
         #expect(clash.contains(.send(10, .error(code: "name-taken", message: ""))) || clash.contains { if case .send(10, .error(code: "name-taken", _)) = $0 { true } else { false } })
         #expect(clash.contains(.close(10)) && !clash.contains(.close(9)))
-        // A token of another name, or of another room, proves nothing.
-        let carols = SessionTokens(key: sequencer.configuration.tokenKey).issue(room: "r", name: "carol")
-        let stolen = sequencer.enter(.hello(.init(room: "r", name: "bob", token: carols, resume: resume)), from: 11, now: 52)
-        #expect(stolen.contains(.close(11)) && !stolen.contains(.close(9)))
+        // A token of another name, or another valid token of bob's (an earlier bob), proves nothing.
+        let tokens = SessionTokens(key: sequencer.configuration.tokenKey)
+        for (id, other) in [(11, tokens.issue(room: "r", name: "carol")), (12, tokens.issue(room: "r", name: "bob"))] {
+            let stolen = sequencer.enter(.hello(.init(room: "r", name: "bob", token: other, resume: resume)), from: id, now: 52)
+            #expect(stolen.contains(.close(id)) && !stolen.contains(.close(9)))
+        }
     }
 
     @Test("a different file is named once per activity, not on every report")

@@ -128,10 +128,11 @@ struct NameTakenOnRejoinTests {
         var viewers = Viewers()
         try viewers.add("bob", media: media, arguments: room)
         try viewers.clients[0].request(.leave)
-        // A restarted server (without its state) no longer knows bob's session token, and
-        // someone else named bob gets there first.
+        // The server restarts (keeping its certificate and token key), and someone else named bob
+        // gets there first: bob's token, from an earlier session, does not take the name back.
+        let state = server!.stateDirectory
         server?.terminate()
-        server = try ServerProcess(port: port)
+        server = try ServerProcess(port: port, stateDirectory: state)
         var others = Viewers()
         try others.add("bob", media: media, arguments: room)
 

@@ -86,6 +86,9 @@ public struct RoomSequencer: Sendable {
     struct Joined {
         var room: String
         var name: String
+        /// The token this connection's welcome carried: only a reconnect presenting it replaces
+        /// this connection.
+        var token: String
     }
 
     struct HostedRoom {
@@ -296,9 +299,10 @@ public struct RoomSequencer: Sendable {
         let provenToken = hello.token.map { tokens.verify($0, room: hello.room, name: hello.name) } ?? false
         var outputs: [Output] = []
         if let room = rooms[hello.room], let previous = room.playback.member(named: hello.name) {
-            // The same name is in the room. Only its token may replace it (a reconnect while the
-            // old connection still looks alive); anyone else is a newcomer with a taken name.
-            guard provenToken else {
+            // The same name is in the room. Only the token that connection was given may replace
+            // it (a reconnect while the old connection still looks alive); anyone else, even a
+            // former holder of the name, is a newcomer with a taken name.
+            guard provenToken, let held = joined[previous]?.token, let given = hello.token, RoomSecret.matches(given, held) else {
                 return refuse(id, CowatchError(.nameTaken, "a participant named \(hello.name) is already in room \(hello.room)"), now: now)
             }
             outputs += disconnected(previous, now: now) + [.close(previous)]
@@ -347,7 +351,8 @@ public struct RoomSequencer: Sendable {
             .map(Self.output)
         rooms[hello.room] = room
         handshakes[id] = nil
-        joined[id] = Joined(room: hello.room, name: hello.name)
+        let token = tokens.issue(room: hello.room, name: hello.name)
+        joined[id] = Joined(room: hello.room, name: hello.name, token: token)
         admission.joined(id, now: now)
         let proof = verifier.map {
             RoomSecret.proof(
@@ -356,7 +361,7 @@ public struct RoomSequencer: Sendable {
         }
         let welcome = ServerMessage.welcome(.init(
             name: hello.name, room: hello.room, timeline: room.playback.timeline, participants: room.playback.participants(),
-            activity: room.playback.activity, policy: room.playback.policy, token: tokens.issue(room: hello.room, name: hello.name),
+            activity: room.playback.activity, policy: room.playback.policy, token: token,
             role: role, proof: proof))
         return [.send(id, welcome)] + outputs + [.saveRecords]
     }

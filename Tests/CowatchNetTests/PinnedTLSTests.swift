@@ -144,7 +144,8 @@ struct PinnedTLSTests {
                     }
                 }
             let echoed = try await channel.executeThenClose { inbound, outbound in
-                if let hello { try await outbound.write(ByteBuffer(string: hello)) }
+                // Under load the server may already have given up on us: a failed write is fine too.
+                if let hello { try? await outbound.write(ByteBuffer(string: hello)) }
                 var received = ""
                 do {
                     for try await chunk in inbound { received += String(buffer: chunk) }

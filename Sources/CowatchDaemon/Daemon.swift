@@ -46,7 +46,8 @@ public enum Daemon {
                     var policy = RoomSequencer.Configuration()
                     policy.playWhenReady = room.playWhenReady
                     policy.waitTimeout = room.waitTimeout
-                    let hosting = try HostedServerFiles(environment: ProcessInfo.processInfo.environment, tls: room.tls)
+                    let hosting = try HostedServerFiles(
+                        environment: ProcessInfo.processInfo.environment, tls: room.tls, certificate: room.certificate)
                     // We join our own server: we know its key, so we pin it.
                     room.fingerprint = hosting.identity?.fingerprint
                     // Only the owner (this daemon, which creates the room) and its operators

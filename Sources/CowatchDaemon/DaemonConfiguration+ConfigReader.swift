@@ -31,6 +31,9 @@ public struct DaemonFlags: Sendable {
     public var roomSecretFile: String?
     /// `--unmanaged`: the embedded room server lets everyone control playback.
     public var unmanaged: Bool?
+    /// `--tls-cert`, `--tls-key`: the embedded server's certificate and key (with `--host`).
+    public var tlsCert: String?
+    public var tlsKey: String?
     /// `--allow-scheme`, repeatable; empty means "not given".
     public var allowSchemes: [String] = []
     public var acceptOpen: String?
@@ -99,6 +102,8 @@ extension DaemonConfiguration {
         put("open-timeout", flags.openTimeout.map(ConfigContent.double))
         put("seek-timeout", flags.seekTimeout.map(ConfigContent.double))
         put("unmanaged", flags.unmanaged.map(ConfigContent.bool))
+        put("tls-cert", flags.tlsCert.map(ConfigContent.string))
+        put("tls-key", flags.tlsKey.map(ConfigContent.string))
         put("accept-open", flags.acceptOpen.map(ConfigContent.string))
         let flagReader = ConfigReader(provider: InMemoryProvider(name: "flags", values: flagValues))
         let layered = LayeredConfig(sources: [("flag", flagReader), ("environment", env), ("config file \(filePath)", file)])
@@ -156,7 +161,7 @@ extension DaemonConfiguration {
     static let fileKeys: Set<String> = [
         "media", "name", "control", "mpv", "paused", "osd", "seek-timeout", "open-timeout", "log-level", "host", "join", "no-tls",
         "room", "drift", "title", "type", "fallback-url", "on-end", "ready", "wait-for-me", "play-when-ready",
-        "wait-timeout", "room-secret-file", "unmanaged", "allow-scheme", "accept-open",
+        "wait-timeout", "room-secret-file", "unmanaged", "allow-scheme", "accept-open", "tls-cert", "tls-key",
     ]
     static let driftKeys: Set<String> = ["seek-threshold", "correction-time", "max-adjust", "interval"]
 
@@ -256,6 +261,18 @@ extension DaemonConfiguration {
         settings.waitTimeout = try layered.positive("wait-timeout") ?? settings.waitTimeout
         let unmanaged = try layered.bool("unmanaged")
         settings.managed = !(unmanaged ?? false)
+        switch (try layered.string("tls-cert"), try layered.string("tls-key")) {
+        case (nil, nil):
+            break
+        case (let certificate?, let key?):
+            guard settings.hostPort != nil else {
+                throw CowatchError(.invalidConfiguration, "tls-cert and tls-key are for the server this daemon hosts: use them with --host")
+            }
+            guard settings.tls else { throw CowatchError(.invalidConfiguration, "--no-tls and --tls-cert/--tls-key contradict each other") }
+            settings.certificate = CertificatePaths(chain: certificate, key: key)
+        default:
+            throw CowatchError(.invalidConfiguration, "tls-cert and tls-key go together")
+        }
         guard settings.waitTimeout <= 3600 else {
             throw CowatchError(.invalidConfiguration, "wait-timeout must be at most 3600 seconds")
         }

@@ -13,10 +13,17 @@ struct HostedServerFiles {
     /// nil with `--no-tls`.
     let identity: ServerIdentity?
 
-    init(environment: [String: String], tls: Bool) throws(CowatchError) {
+    /// - Parameter certificate: PEM paths of a chain and its key; nil: the self-signed one.
+    init(environment: [String: String], tls: Bool, certificate: CertificatePaths?) throws(CowatchError) {
         let directory = try StatePaths.defaultDirectory(environment: environment) + "/host"
         try StatePaths.ensureDirectory(directory)
         state = RoomServerState(directory: directory)
-        identity = tls ? try ServerIdentity.loadOrCreate(directory: directory, commonName: ProcessInfo.processInfo.hostName) : nil
+        if !tls {
+            identity = nil
+        } else if let certificate {
+            identity = try ServerIdentity.load(certificatePath: certificate.chain, keyPath: certificate.key)
+        } else {
+            identity = try ServerIdentity.loadOrCreate(directory: directory, commonName: ProcessInfo.processInfo.hostName)
+        }
     }
 }

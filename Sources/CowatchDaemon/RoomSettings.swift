@@ -23,6 +23,9 @@ public struct RoomSettings: Sendable, Equatable {
     /// The server key to accept (`sha256:…`): from the invite; nil trusts the key `known_hosts`
     /// remembers for the server, or the first one seen.
     public var fingerprint: CertificateFingerprint?
+    /// Hosting: a certificate chain and key (PEM paths) for the embedded server; nil makes and
+    /// keeps a self-signed one.
+    public var certificate: CertificatePaths?
     /// Hosting: the session token our own server issued us in advance, so only we can create
     /// (and own) our room. A secret: prints as "…".
     public var hostToken: RoomSecretValue?
@@ -46,5 +49,16 @@ public struct RoomSettings: Sendable, Equatable {
         self.hostPort = hostPort
         self.drift = drift
         self.tickInterval = tickInterval
+    }
+}
+
+/// Where a certificate chain and its private key are (PEM files).
+public struct CertificatePaths: Sendable, Equatable {
+    public var chain: String
+    public var key: String
+
+    public init(chain: String, key: String) {
+        self.chain = chain
+        self.key = key
     }
 }

@@ -97,6 +97,13 @@ struct CowatchDaemonCommand: AsyncParsableCommand {
     var unmanaged = false
 
     @Option(name: .long, help: ArgumentHelp(
+        "With --host: a TLS certificate chain in PEM (e.g. Let's Encrypt's fullchain.pem) instead of the self-signed one.", valueName: "PATH"))
+    var tlsCert: String?
+
+    @Option(name: .long, help: ArgumentHelp("With --host: the private key of --tls-cert, in PEM.", valueName: "PATH"))
+    var tlsKey: String?
+
+    @Option(name: .long, help: ArgumentHelp(
         "A file holding the room secret (mode 600): guards the room you create, proves you to a guarded one.", valueName: "PATH"))
     var roomSecretFile: String?
 
@@ -142,6 +149,8 @@ struct CowatchDaemonCommand: AsyncParsableCommand {
         flags.openTimeout = openTimeout
         flags.seekTimeout = seekTimeout
         flags.unmanaged = unmanaged ? true : nil
+        flags.tlsCert = tlsCert
+        flags.tlsKey = tlsKey
         flags.roomSecretFile = roomSecretFile
         flags.allowSchemes = allowScheme
         flags.acceptOpen = acceptOpen

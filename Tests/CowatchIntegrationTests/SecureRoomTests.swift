@@ -115,6 +115,39 @@ struct SecureRoomTests {
         #expect(again == invite)
     }
 
+    @Test("cowatchd --host serves a certificate it is given (as with Let's Encrypt); invites pin its key")
+    func givenCertificate() throws {
+        let directory = DaemonProcess.makeDirectory()
+        let certificate = directory + "/fullchain.pem", key = directory + "/privkey.pem", spki = directory + "/spki.der"
+        for arguments in [
+            ["req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-keyout", key, "-out", certificate,
+             "-days", "30", "-subj", "/CN=watch.example"],
+            ["x509", "-in", certificate, "-pubkey", "-noout", "-out", directory + "/pub.pem"],
+            ["pkey", "-pubin", "-in", directory + "/pub.pem", "-outform", "DER", "-out", spki],
+        ] {
+            let openssl = Process()
+            openssl.executableURL = URL(fileURLWithPath: "/usr/bin/openssl")
+            openssl.arguments = arguments
+            openssl.standardError = FileHandle.nullDevice
+            try openssl.run()
+            openssl.waitUntilExit()
+            #expect(openssl.terminationStatus == 0)
+        }
+        chmod(key, 0o600)
+        let expected = CertificateFingerprint(spkiDER: try Data(contentsOf: URL(fileURLWithPath: spki)))
+        let port = freeLoopbackPort()
+        let media = try TestMedia.audioVideo()
+        let host = try DaemonProcess(
+            name: "lee", media: media,
+            extraArguments: ["--host", "127.0.0.1:\(port)", "--room", "le", "--tls-cert", certificate, "--tls-key", key, "--no-osd"])
+        let hostClient = try host.client()
+        try Self.waitForParticipants([hostClient], count: 1)
+        let invite = try Invite.parse(try #require(try hostClient.request(.getInvite(host: nil))["invite"]?.stringValue))
+        #expect(invite.fingerprint == expected)
+        let friend = try DaemonProcess(name: "max", media: media, extraArguments: ["--join", invite.text, "--no-osd"])
+        try Self.waitForParticipants([hostClient, try friend.client()], count: 2)
+    }
+
     @Test("a daemon that expects TLS refuses a plaintext server clearly, and --no-tls is loud")
     func noSilentPlaintext() throws {
         let server = try ServerProcess(extraArguments: ["--no-tls"])

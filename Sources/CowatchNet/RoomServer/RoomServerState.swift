@@ -25,7 +25,7 @@ public struct RoomServerState: Sendable {
 
     /// The token key, created on first use.
     public func tokenKey() throws(CowatchError) -> [UInt8] {
-        if let data = FileManager.default.contents(atPath: keyPath) {
+        if let data = try StatePaths.readFile((keyPath as NSString).resolvingSymlinksInPath, requirePrivate: true).map({ Data($0) }) {
             guard data.count >= 32 else { throw CowatchError(.invalidConfiguration, "\(keyPath) is too short; remove it to make a new one") }
             return Array(data)
         }
@@ -67,19 +67,10 @@ public struct RoomServerState: Sendable {
         try write(Data(JSONValue.object(["rooms": .object(rooms)]).encoded()), to: roomsPath)
     }
 
-    /// Creates the directory (0700) if needed and writes `data` atomically, mode 0600.
+    /// Creates the directory (0700, refused if unsafe) if needed and writes `data` atomically, mode 0600.
     private func write(_ data: Data, to path: String) throws(CowatchError) {
-        do {
-            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-            let temporary = path + ".tmp"
-            guard FileManager.default.createFile(atPath: temporary, contents: data, attributes: [.posixPermissions: 0o600]) else {
-                throw CowatchError(.invalidConfiguration, "cannot write \(temporary)")
-            }
-            guard rename(temporary, path) == 0 else { throw CowatchError(.invalidConfiguration, "cannot replace \(path)") }
-        } catch let error as CowatchError {
-            throw error
-        } catch {
-            throw CowatchError(.invalidConfiguration, "cannot write \(path): \(error.localizedDescription)")
-        }
+        // systemd's StateDirectory= with DynamicUser= is a symlink to /var/lib/private/…: follow it.
+        try StatePaths.ensureDirectory((directory as NSString).resolvingSymlinksInPath)
+        try StatePaths.writeAtomically((path as NSString).resolvingSymlinksInPath, contents: Array(data))
     }
 }

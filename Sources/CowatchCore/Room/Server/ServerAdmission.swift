@@ -119,7 +119,8 @@ public struct ServerAdmission: Sendable {
             addresses[connection.address]?.pending -= 1
             pending -= 1
         }
-        if let record = addresses[connection.address], record.connections <= 0, record.bannedUntil.isInfinite || record.bannedUntil < 0,
+        // Forget an address with nothing left to remember (bans and failures wait for `tick`).
+        if let record = addresses[connection.address], record.connections <= 0, record.bannedUntil == -.infinity,
             record.authFailures.isEmpty
         {
             addresses[connection.address] = nil

@@ -56,8 +56,11 @@ public enum Daemon {
                     // The room is ours: nobody else may create it, even with a hello that arrives
                     // before ours; our token (signed with the server's key) proves us.
                     let tokens = SessionTokens(key: try hosting.state.tokenKey())
-                    policy.reservedRooms[room.room] = configuration.name
-                    room.hostToken = try RoomSecretValue(tokens.issue(room: room.room, name: configuration.name))
+                    let hostToken = tokens.issue(room: room.room, name: configuration.name)
+                    policy.reservedRooms[room.room] = hostToken
+                    // It serves this room only: strangers cannot use the host's machine for theirs.
+                    policy.onlyReservedRooms = true
+                    room.hostToken = try RoomSecretValue(hostToken)
                     let server = RoomServer(
                         host: room.hostAddress ?? "0.0.0.0", port: port, configuration: policy, state: hosting.state,
                         identity: hosting.identity, logger: logger)

@@ -33,7 +33,13 @@ actor RoomSession {
     var joinRequested = false
     var endedBy: String?
     var lastFailure: CowatchError?
-    /// The host printed its invite link (once, at its first join).
+    /// When the server last said anything: a server that goes silent (frozen, a half-open link)
+    /// is left after `RoomSession.silenceLimit` and reconnected to.
+    var lastHeardAt = 0.0
+    /// When this connection came up: the handshake must be done within the same limit.
+    var connectedAt = 0.0
+    static let silenceLimit = 15.0
+    /// The host printed its invite link (once, at its first join; on a terminal only, never a journal).
     var invitePrinted = false
     /// The last TLS failure said out loud (retries of the same one stay quiet).
     var lastTLSWarning: String?
@@ -253,6 +259,8 @@ actor RoomSession {
         self.send = send
         lastFailure = nil
         endedBy = nil
+        lastHeardAt = monotonicNow()
+        connectedAt = lastHeardAt
         perform(coordinator.connected(now: monotonicNow(), fingerprint: fingerprint))
         // Two loops; whichever ends first (the link drops, the server refuses, or we leave) ends both.
         try await withThrowingTaskGroup(of: Void.self) { group in
@@ -267,6 +275,7 @@ actor RoomSession {
     }
 
     private func received(_ message: ServerMessage) throws {
+        lastHeardAt = monotonicNow()
         let actions = coordinator.received(message, now: monotonicNow())
         if case .refused(nil, let code, let text) = message {
             // Only end, op, deop and kick are refused without an action id, in the order sent.
@@ -294,6 +303,13 @@ actor RoomSession {
                 leaveRequested = false
                 send?(.bye)
                 throw LeftRoom()
+            }
+            if !coordinator.isJoined, monotonicNow() - connectedAt > Self.silenceLimit {
+                throw CowatchError(.ioError, "the room server did not let us in within \(Int(Self.silenceLimit)) s")
+            }
+            if monotonicNow() - lastHeardAt > Self.silenceLimit {
+                // No welcome, no time replies, no participant lists: the server is gone or frozen.
+                throw CowatchError(.ioError, "the room server said nothing for \(Int(Self.silenceLimit)) s")
             }
             tick()
         }
@@ -336,7 +352,7 @@ actor RoomSession {
                 lastRefusal = nil
                 publishSession()
                 logger.debug("joined room", metadata: ["cowatch.room.name": "\(welcome.room)"])
-                if room.hostPort != nil, !invitePrinted, let invite = try? invite(host: nil) {
+                if room.hostPort != nil, !invitePrinted, isatty(STDOUT_FILENO) == 1, let invite = try? invite(host: nil) {
                     // The host's own terminal (never the log): what friends paste.
                     invitePrinted = true
                     FileHandle.standardOutput.write(Data("cowatchd: invite friends: cowatchd --join '\(invite.text)' --media FILM\n".utf8))

@@ -67,19 +67,28 @@ struct RoomRolesTests: SequencerTesting {
     @Test("a reserved room (cowatchd --host) is created only by its host, with the token its server gave it")
     func reservedRoom() {
         var configuration = RoomSequencer.Configuration()
-        configuration.reservedRooms = ["night": "alice"]
+        let token = SessionTokens(key: configuration.tokenKey).issue(room: "night", name: "alice")
+        configuration.reservedRooms = ["night": token]
+        configuration.onlyReservedRooms = true
         var sequencer = RoomSequencer(configuration: configuration)
-        for (id, hello) in [(1, ClientMessage.Hello(room: "night", name: "mallory")), (2, .init(room: "night", name: "alice"))] {
+        // Another token of alice's (valid under the key) is not the reserved one.
+        let other = SessionTokens(key: configuration.tokenKey).issue(room: "night", name: "alice")
+        for (id, hello) in [
+            (1, ClientMessage.Hello(room: "night", name: "mallory")), (2, .init(room: "night", name: "alice")),
+            (7, .init(room: "night", name: "alice", token: other)),
+        ] {
             let early = sequencer.enter(.hello(hello), from: id, now: 0)
             #expect(early.contains { if case .send(id, .error(code: "server-busy", _)) = $0 { true } else { false } })
         }
-        let token = SessionTokens(key: configuration.tokenKey).issue(room: "night", name: "alice")
+        // Other rooms are not served at all.
+        let elsewhere = sequencer.enter(.hello(.init(room: "mine", name: "mallory")), from: 8, now: 0)
+        #expect(elsewhere.contains { if case .send(8, .error(code: "room-full", _)) = $0 { true } else { false } })
         let host = sequencer.enter(.hello(.init(room: "night", name: "alice", token: token)), from: 3, now: 1)
         guard case .welcome(let welcome) = messages(host, to: 3).first else {
             Issue.record("the host could not open its room: \(host)")
             return
         }
-        #expect(welcome.role == .owner)
+        #expect(welcome.role == .owner && welcome.token == token)
         guard case .welcome = messages(sequencer.enter(.hello(.init(room: "night", name: "bob")), from: 4, now: 2), to: 4).first else {
             Issue.record("a guest could not join once the host was in")
             return
@@ -89,17 +98,110 @@ struct RoomRolesTests: SequencerTesting {
     @Test("a kick keeps the address out, but not the room's owner behind the same address")
     func kickSharedAddress() {
         var sequencer = room(["alice", "bob"])  // both on the same address in these tests
+        let token = sequencer.joined[1]!.token
         _ = sequencer.received(.kick(name: "bob"), from: 1, now: 1)
         _ = sequencer.disconnected(1, now: 2)  // alice's link drops
         let stranger = sequencer.enter(.hello(.init(room: "r", name: "carol")), from: 5, now: 3)
         #expect(stranger.contains { if case .send(5, .error(code: "kicked", _)) = $0 { true } else { false } })
-        let token = SessionTokens(key: sequencer.configuration.tokenKey).issue(room: "r", name: "alice")
         let owner = sequencer.enter(.hello(.init(room: "r", name: "alice", token: token)), from: 6, now: 3)
         guard case .welcome(let welcome) = messages(owner, to: 6).first else {
             Issue.record("the owner was kept out by her own kick: \(owner)")
             return
         }
         #expect(welcome.role == .owner)
+    }
+
+    @Test("roles belong to tokens: nobody takes the owner's or an operator's name, even while they are away")
+    func rolesBoundToTokens() {
+        var sequencer = room(["alice", "bob", "carol"])
+        let aliceToken = sequencer.joined[1]!.token
+        _ = sequencer.received(.role(name: "bob", role: .operator), from: 1, now: 1)
+        let bobToken = sequencer.joined[2]!.token
+        // Naming someone who is not here is refused: the role is bound to the token they hold now.
+        #expect(refusal(sequencer.received(.role(name: "nobody", role: .operator), from: 1, now: 1), to: 1) == "invalid-argument")
+        _ = sequencer.disconnected(1, now: 2)
+        _ = sequencer.disconnected(2, now: 2)
+        // Mallory takes their names while they are gone (with or without a token of her own).
+        let forged = SessionTokens(key: sequencer.configuration.tokenKey).issue(room: "r", name: "alice")
+        for (id, name, token) in [(10, "alice", nil), (11, "bob", nil), (12, "alice", forged)] as [(Int, String, String?)] {
+            let squat = sequencer.enter(.hello(.init(room: "r", name: name, token: token)), from: id, now: 3)
+            #expect(squat.contains { if case .send(id, .error(code: "name-taken", _)) = $0 { true } else { false } }, "\(name)")
+        }
+        // They come back with their own tokens, and their roles.
+        for (id, name, token, role) in [(20, "alice", aliceToken, Role.owner), (21, "bob", bobToken, .operator)] {
+            let back = sequencer.enter(.hello(.init(room: "r", name: name, token: token)), from: id, now: 4)
+            guard case .welcome(let welcome) = messages(back, to: id).first else {
+                Issue.record("\(name) could not come back: \(back)")
+                continue
+            }
+            #expect(welcome.role == role && welcome.token == token)
+        }
+    }
+
+    @Test("a room that slept without a secret: a stranger cannot own it, give it a secret, or pose its media as a switch")
+    func dormantOpenRoom() throws {
+        var sequencer = room(["alice"])
+        _ = sequencer.disconnected(1, now: 1)
+        #expect(sequencer.records["r"]?.dormantSince == 1)
+        let verifier = RoomVerifier(salt: String(repeating: "1", count: 32), key: String(repeating: "2", count: 64))
+        let fake = Activity(id: 9, url: "/home/alice/secret.mkv", openedBy: "alice")
+        let outputs = sequencer.enter(
+            .hello(.init(room: "r", name: "mallory", activity: fake)), from: 5, now: 2, auth: .init(create: verifier))
+        guard case .welcome(let welcome) = messages(outputs, to: 5).first else {
+            Issue.record("no welcome: \(outputs)")
+            return
+        }
+        #expect(welcome.role == .member && welcome.proof == nil)
+        #expect(sequencer.records["r"]?.verifier == nil && sequencer.records["r"]?.owner == "alice")
+        // A brand-new room's first media is its creator's own: never a switch by someone else.
+        var fresh = RoomSequencer()
+        let created = fresh.enter(.hello(.init(room: "s", name: "mallory", activity: fake)), from: 1, now: 0)
+        guard case .welcome(let first) = messages(created, to: 1).first else { return }
+        #expect(first.activity.id == 0 && first.activity.openedBy == nil)
+    }
+
+    @Test("a reconnecting client answers the new connection's challenge; a challenge after the welcome is refused")
+    func challengesPerConnection() {
+        var coordinator = RoomCoordinator(name: "bob", room: "r", activity: Activity(url: "a.mkv"))
+        let challenge = ServerMessage.challenge(.init(nonce: String(repeating: "a", count: 64), access: .open))
+        let welcome = ServerMessage.welcome(.init(name: "bob", room: "r", timeline: .initial(at: 0), participants: [], activity: Activity(url: "a.mkv")))
+        for _ in 0..<2 {
+            _ = coordinator.connected(now: 0)
+            #expect(coordinator.received(challenge, now: 0) == [.send(.auth(.init()))])
+            _ = coordinator.received(welcome, now: 0)
+        }
+        #expect(coordinator.received(challenge, now: 1) == [.failed(CowatchError(.protocolViolation, ""))])
+    }
+
+    @Test("a client with a secret refuses a room that turns out to have none")
+    func downgrade() {
+        var coordinator = RoomCoordinator(name: "bob", room: "r", activity: Activity(url: "a.mkv"), secret: "our long secret")
+        _ = coordinator.connected(now: 0)
+        let actions = coordinator.received(.challenge(.init(nonce: String(repeating: "a", count: 64), access: .open)), now: 0)
+        #expect(actions == [.failed(CowatchError(.authFailed, ""))])
+    }
+
+    @Test("room records are capped: the oldest dormant ones go first, and one address cannot fill them")
+    func recordCaps() {
+        var configuration = RoomSequencer.Configuration()
+        configuration.maxRecords = 4
+        configuration.maxRecordsPerAddress = 3
+        configuration.admission.idleTimeout = 1e9
+        var sequencer = RoomSequencer(configuration: configuration)
+        var id = 1
+        func create(_ room: String, from address: String, at now: Double) -> [Output] {
+            id += 1
+            _ = sequencer.connected(id, address: address, now: now)
+            let outputs = sequencer.enter(.hello(.init(room: room, name: "n\(id)")), from: id, now: now)
+            _ = sequencer.disconnected(id, now: now + 0.5)
+            return outputs
+        }
+        for (index, room) in ["a", "b", "c"].enumerated() { _ = create(room, from: "churner", at: Double(index)) }
+        let fourth = create("d", from: "churner", at: 4)
+        #expect(fourth.contains { if case .send(_, .error(code: "server-busy", _)) = $0 { true } else { false } })
+        _ = create("e", from: "friend", at: 5)
+        _ = create("f", from: "friend", at: 6)  // over the total: the oldest dormant record ("a") goes
+        #expect(sequencer.records.count == 4 && sequencer.records["a"] == nil && sequencer.records["f"] != nil)
     }
 
     @Test("a room opens network URLs only: never a local path or file:")

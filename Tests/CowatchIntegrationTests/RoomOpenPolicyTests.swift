@@ -125,6 +125,9 @@ struct NameTakenOnRejoinTests {
         var server: ServerProcess? = try ServerProcess(port: port)
         let media = try TestMedia.audioVideo()
         let room = ["--join", "127.0.0.1:\(port)", "--room", "names"]
+        // ann creates (and owns) the room; bob is a member, whose name is nobody's to keep.
+        var owner = Viewers()
+        try owner.add("ann", media: media, arguments: room)
         var viewers = Viewers()
         try viewers.add("bob", media: media, arguments: room)
         try viewers.clients[0].request(.leave)

@@ -27,6 +27,12 @@ public struct SessionTokens: Sendable {
         return random + "." + mac(room: room, name: name, random: random)
     }
 
+    /// A token's id: its random part, which names one session without being a credential
+    /// (the MAC is what proves it).
+    public static func id(of token: String) -> String {
+        String(token.split(separator: ".", maxSplits: 1).first ?? "")
+    }
+
     public func verify(_ token: String, room: String, name: String) -> Bool {
         let parts = token.split(separator: ".", omittingEmptySubsequences: false)
         guard parts.count == 2, parts[0].utf8.count == 32, parts[1].utf8.count == 32 else { return false }

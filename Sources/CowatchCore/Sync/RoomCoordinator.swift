@@ -171,6 +171,8 @@ public struct RoomCoordinator: Sendable {
         clientNonce = RoomSecret.nonce()
         self.fingerprint = fingerprint
         provedSecret = nil
+        challenges = 0
+        welcomed = false
         var actions: [Action] = [
             .send(.hello(.init(
                 room: room, name: name, nonce: clientNonce, token: token, activity: activity, status: status, resume: resume)))
@@ -201,6 +203,7 @@ public struct RoomCoordinator: Sendable {
             }
             token = welcome.token
             role = welcome.role
+            welcomed = true
             timelines = TimelinePair(welcome.timeline)
             participants = welcome.participants
             activity = welcome.activity
@@ -256,13 +259,27 @@ public struct RoomCoordinator: Sendable {
     }
 
     private var serverNonce = ""
+    /// Challenges on this connection: a server asks a few times at most, and only before the welcome.
+    private var challenges = 0
+    /// This connection got its welcome (challenges after it are refused).
+    private var welcomed = false
 
     /// Answers the server's challenge: prove the room secret, or give a new room its verifier.
     private mutating func answer(_ challenge: ServerMessage.Challenge) -> [Action] {
+        challenges += 1
+        guard challenges <= 3, !welcomed else {
+            return [.failed(CowatchError(.protocolViolation, "the server challenged again and again"))]
+        }
         serverNonce = challenge.nonce
         switch challenge.access {
         case .open:
             provedSecret = nil
+            if secret != nil {
+                // We expect a guarded room: an open one of that name may be a stranger's.
+                return [.failed(CowatchError(
+                    .authFailed,
+                    "room \(room) on this server has no secret, but you gave one: someone else may have taken the name; not joining"))]
+            }
             return [.send(.auth(.init()))]
         case .new:
             guard let secret else {
@@ -272,7 +289,7 @@ public struct RoomCoordinator: Sendable {
             guard let verifier = try? RoomSecret.verifier(secret: secret) else {
                 return [.failed(CowatchError(.invalidConfiguration, "the room secret cannot be used"))]
             }
-            derivedKeys[verifier.salt] = verifier
+            derivedKeys = [verifier.salt: verifier]
             provedSecret = verifier
             return [.send(.auth(.init(create: verifier)))]
         case .secret(let salt):
@@ -287,7 +304,7 @@ public struct RoomCoordinator: Sendable {
                 guard let derived = try? RoomSecret.verifier(secret: secret, salt: salt) else {
                     return [.failed(CowatchError(.invalidConfiguration, "the room secret cannot be used"))]
                 }
-                derivedKeys[salt] = derived
+                derivedKeys = [salt: derived]  // one salt at a time: a server cannot make us keep many
                 verifier = derived
             }
             provedSecret = verifier

@@ -19,6 +19,9 @@ import NIOPosix
 public enum RoomConnection {
     public typealias Send = @Sendable (ClientMessage) -> Void
 
+    /// Messages queued either way before the link is given up (inbound) or a message dropped (outbound).
+    static let queueLimit = 4096
+
     /// How the link is protected.
     public enum Security: Sendable, Equatable {
         /// TLS; the server's key must be `expected` (from an invite), else the one `knownHosts`
@@ -56,8 +59,11 @@ public enum RoomConnection {
         }
         return try await channel.executeThenClose { inbound, outbound in
             let fingerprint = try await tls?.handshake().text ?? ""
-            let (outgoing, outgoingContinuation) = AsyncStream.makeStream(of: ClientMessage.self)
-            let (messages, messagesContinuation) = AsyncThrowingStream.makeStream(of: ServerMessage.self)
+            // Both bounded: a server that floods us, or one that stops reading, cannot grow us.
+            let (outgoing, outgoingContinuation) = AsyncStream.makeStream(
+                of: ClientMessage.self, bufferingPolicy: .bufferingOldest(Self.queueLimit))
+            let (messages, messagesContinuation) = AsyncThrowingStream.makeStream(
+                of: ServerMessage.self, bufferingPolicy: .bufferingOldest(Self.queueLimit))
             return try await withThrowingTaskGroup(of: Void.self) { group in
                 group.addTask {
                     for await message in outgoing {
@@ -72,7 +78,9 @@ public enum RoomConnection {
                                 guard case .line(let line) = item else {
                                     throw CowatchError(.protocolViolation, "the server sent an over-long line")
                                 }
-                                messagesContinuation.yield(try ServerMessage.decode(line: line))
+                                if case .dropped = messagesContinuation.yield(try ServerMessage.decode(line: line)) {
+                                    throw CowatchError(.flooding, "the room server sent faster than we can follow")
+                                }
                             }
                         }
                         messagesContinuation.finish(throwing: CowatchError(.ioError, "the room server closed the connection"))

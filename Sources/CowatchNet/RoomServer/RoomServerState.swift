@@ -7,9 +7,10 @@ import Glibc
 
 /// What a room server keeps on disk, in its state directory (mode 0700):
 /// - `token.key`: the key that signs session tokens (0600), so tokens outlive a restart;
-/// - `rooms.json`: each room's secret verifier (salt and scrypt key — never the secret), owner
-///   and operators, so a restarted server lets back only those who know the secret, and gives
-///   roles back only to the holders of valid tokens.
+/// - `rooms.json`: each room's secret verifier (salt and scrypt key — never the secret, but
+///   enough to join the room: keep this file as private as the secret), owner and operators with
+///   the ids of their session tokens, so a restarted server lets back only those who know the
+///   secret, and gives roles (and their names) back only to the same tokens.
 ///
 /// Threading: a value type; its methods do blocking file I/O (small files), called from the
 /// server's hub. Errors: `invalid-configuration` with the path and what is wrong.
@@ -47,7 +48,10 @@ public struct RoomServerState: Sendable {
                 record.verifier = RoomVerifier(salt: salt, key: key)
             }
             record.owner = entry["owner"]?.stringValue
-            record.operators = Set(entry["operators"]?.arrayValue?.compactMap(\.stringValue) ?? [])
+            record.ownerToken = entry["owner_token"]?.stringValue
+            for (name, token) in entry["operators"]?.objectValue ?? [:] {
+                if let token = token.stringValue { record.operators[name] = token }
+            }
             records[name] = record
         }
         return records
@@ -56,12 +60,13 @@ public struct RoomServerState: Sendable {
     public func saveRecords(_ records: [String: RoomSequencer.RoomRecord]) throws(CowatchError) {
         var rooms: [String: JSONValue] = [:]
         for (name, record) in records {
-            var entry: [String: JSONValue] = ["operators": .array(record.operators.sorted().map(JSONValue.string))]
+            var entry: [String: JSONValue] = ["operators": .object(record.operators.mapValues(JSONValue.string))]
             if let verifier = record.verifier {
                 entry["salt"] = .string(verifier.salt)
                 entry["key"] = .string(verifier.key)
             }
             if let owner = record.owner { entry["owner"] = .string(owner) }
+            if let ownerToken = record.ownerToken { entry["owner_token"] = .string(ownerToken) }
             rooms[name] = .object(entry)
         }
         try write(Data(JSONValue.object(["rooms": .object(rooms)]).encoded()), to: roomsPath)

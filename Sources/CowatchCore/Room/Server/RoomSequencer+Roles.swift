@@ -20,19 +20,26 @@ extension RoomSequencer {
         [.send(id, .refused(actionID: nil, code: CowatchError.Code.notPermitted.rawValue, message: message))]
     }
 
-    /// Owner only: `name` becomes an operator or a member again. The name need not be present:
-    /// an operator is named for the room, and keeps the role when it comes back with its token.
+    /// Owner only: `name`, who must be in the room, becomes an operator (bound to its current
+    /// session token) or a member again.
     mutating func setRole(of name: String, to role: Role, by id: ConnectionID, _ membership: Joined, now: Double) -> [Output] {
         guard var room = rooms[membership.room] else { return [] }
         guard room.playback.role(of: id) == .owner else { return notPermitted(id, "only the room's owner names operators") }
         guard role != .owner else { return notPermitted(id, "a room has one owner") }
         guard records[membership.room]?.owner != name else { return notPermitted(id, "the owner stays the owner") }
+        let target = room.playback.member(named: name)
         if role == .operator {
-            records[membership.room]?.operators.insert(name)
+            guard let target, let token = joined[target]?.token else {
+                return [.send(id, .refused(actionID: nil, code: CowatchError.Code.invalidArgument.rawValue, message: "nobody named \(name) is in the room"))]
+            }
+            guard (records[membership.room]?.operators.count ?? 0) < configuration.maxOperators else {
+                return notPermitted(id, "a room has at most \(configuration.maxOperators) operators")
+            }
+            records[membership.room]?.operators[name] = SessionTokens.id(of: token)
         } else {
-            records[membership.room]?.operators.remove(name)
+            records[membership.room]?.operators[name] = nil
         }
-        if let target = room.playback.member(named: name) { room.playback.setRole(role, of: target) }
+        if let target { room.playback.setRole(role, of: target) }
         rooms[membership.room] = room
         let notice = Notice(actor: membership.name, action: role == .operator ? .op : .deop, others: [name])
         return room.playback.broadcast(.notice(notice)).map(Self.output) + [.saveRecords]
@@ -54,7 +61,7 @@ extension RoomSequencer {
         let until = now + configuration.kickCooldown
         kicked[membership.room, default: [:]]["name:" + name] = until
         if let address = admission.address(of: target) { kicked[membership.room, default: [:]]["address:" + address] = until }
-        records[membership.room]?.operators.remove(name)
+        records[membership.room]?.operators[name] = nil
         var outputs: [Output] = [
             .send(target, .error(code: CowatchError.Code.kicked.rawValue, message: "\(membership.name) removed you from room \(membership.room)"))
         ]

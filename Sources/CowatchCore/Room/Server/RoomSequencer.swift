@@ -34,9 +34,17 @@ public struct RoomSequencer: Sendable {
         public var certificateFingerprint = ""
         /// The session tokens' key (kept on disk by the shell so tokens outlive restarts).
         public var tokenKey: [UInt8] = SessionTokens.newKey()
-        /// Rooms only one participant may create (room → name), with a token for that name: the
-        /// host of `cowatchd --host` owns its room even if a stranger's hello comes first.
+        /// Rooms only one participant may create, and always owns (room → its session token,
+        /// issued in advance with `tokenKey`): the host of `cowatchd --host` owns its room even if
+        /// a stranger's hello comes first, and gets it back after its own restart.
         public var reservedRooms: [String: String] = [:]
+        /// Serve the reserved rooms only (`cowatchd --host`): other room names are refused.
+        public var onlyReservedRooms = false
+        /// Room records (live and dormant) at once, and created from one address. Defaults 2000 and 16.
+        public var maxRecords = 2000
+        public var maxRecordsPerAddress = 16
+        /// Operators one room may have. Default 32.
+        public var maxOperators = 32
 
         public init() {}
 
@@ -61,18 +69,52 @@ public struct RoomSequencer: Sendable {
     }
 
     /// What is remembered of a room beyond its playback, and kept on disk.
+    ///
+    /// Roles belong to tokens, not to names: the owner's and each operator's name is held by the
+    /// id of the session token it had when it got the role, and only that token gives the role
+    /// (and the name) back. Nobody else may take those names.
     public struct RoomRecord: Sendable, Equatable {
         public var verifier: RoomVerifier?
         public var owner: String?
-        public var operators: Set<String>
-        /// Dormant since (nil while the room is alive).
+        /// The id (`SessionTokens.id(of:)`) of the owner's token.
+        public var ownerToken: String?
+        /// Operator name → the id of its token.
+        public var operators: [String: String]
+        /// Dormant since (nil while the room is alive). Not kept on disk.
         public var dormantSince: Double?
+        /// Who created the room (its address), for the per-address cap. Not kept on disk.
+        public var creatorAddress: String?
 
-        public init(verifier: RoomVerifier? = nil, owner: String? = nil, operators: Set<String> = [], dormantSince: Double? = nil) {
+        public init(
+            verifier: RoomVerifier? = nil, owner: String? = nil, ownerToken: String? = nil, operators: [String: String] = [:],
+            dormantSince: Double? = nil, creatorAddress: String? = nil
+        ) {
             self.verifier = verifier
             self.owner = owner
+            self.ownerToken = ownerToken
             self.operators = operators
             self.dormantSince = dormantSince
+            self.creatorAddress = creatorAddress
+        }
+
+        /// What goes to disk (the rest is this run's).
+        public var persisted: RoomRecord {
+            RoomRecord(verifier: verifier, owner: owner, ownerToken: ownerToken, operators: operators)
+        }
+
+        /// The role `tokenID` holds under `name`, if any.
+        func role(of name: String, tokenID: String?) -> Role? {
+            guard let tokenID else { return nil }
+            if owner == name, let ownerToken, RoomSecret.matches(ownerToken, tokenID) { return .owner }
+            if let held = operators[name], RoomSecret.matches(held, tokenID) { return .operator }
+            return nil
+        }
+
+        /// True when `name` is the owner's or an operator's and `tokenID` is not theirs.
+        func reserves(_ name: String, against tokenID: String?) -> Bool {
+            let held = owner == name ? ownerToken : operators[name]
+            guard let held else { return false }
+            return tokenID.map { !RoomSecret.matches(held, $0) } ?? true
         }
     }
 
@@ -153,7 +195,7 @@ public struct RoomSequencer: Sendable {
             // Empty: the room sleeps, keeping its secret and roles for a while.
             rooms[membership.room] = nil
             records[membership.room]?.dormantSince = now
-            return outputs + [.saveRecords]
+            return outputs
         }
         rooms[membership.room] = room
         return outputs
@@ -226,8 +268,7 @@ public struct RoomSequencer: Sendable {
         let address = admission.address(of: id) ?? ""
         // A kick keeps the name and its address out; the room's owner and operators, proven by
         // their tokens, are not held back by an address they share (loopback, a home's NAT).
-        let trusted = hello.token.map { tokens.verify($0, room: hello.room, name: hello.name) } == true
-            && (records[hello.room]?.owner == hello.name || records[hello.room]?.operators.contains(hello.name) == true)
+        let trusted = records[hello.room]?.role(of: hello.name, tokenID: provenTokenID(hello)) != nil
         let kickKeys = ["name:" + hello.name] + (trusted ? [] : ["address:" + address])
         if let until = isKicked(kickKeys, from: hello.room, now: now) {
             return refuse(id, CowatchError(.kicked, "you were removed from room \(hello.room); try again in \(Int((until - now).rounded(.up))) s"), now: now)
@@ -238,6 +279,9 @@ public struct RoomSequencer: Sendable {
             // room from its `resume`: tell it the activity ended.
             admission.disconnected(id)
             return [.send(id, .ended(by: ended.by)), .close(id)]
+        }
+        if configuration.onlyReservedRooms, configuration.reservedRooms[hello.room] == nil {
+            return refuse(id, CowatchError(.roomFull, "this server hosts its own room only, not \(hello.room)"), now: now)
         }
         let nonce = RoomSecret.nonce()
         let guarded = access(to: hello.room)
@@ -288,45 +332,76 @@ public struct RoomSequencer: Sendable {
         case .new:
             verifier = auth.create
         }
-        return join(id, handshake, verifier: verifier, creating: current == .new, now: now)
+        return join(id, handshake, offered: verifier, now: now)
     }
 
-    private mutating func join(
-        _ id: ConnectionID, _ handshake: Handshake, verifier: RoomVerifier?, creating: Bool, now: Double
-    ) -> [Output] {
+    /// The id of the hello's token when it verifies for its room and name.
+    func provenTokenID(_ hello: ClientMessage.Hello) -> String? {
+        guard let token = hello.token, tokens.verify(token, room: hello.room, name: hello.name) else { return nil }
+        return SessionTokens.id(of: token)
+    }
+
+    /// Admits an authenticated participant. `offered`: the verifier a creator gave (or the
+    /// room's own, when the joiner proved it).
+    private mutating func join(_ id: ConnectionID, _ handshake: Handshake, offered: RoomVerifier?, now: Double) -> [Output] {
         let hello = handshake.hello
         let address = admission.address(of: id) ?? ""
-        let provenToken = hello.token.map { tokens.verify($0, room: hello.room, name: hello.name) } ?? false
+        let provenID = provenTokenID(hello)
+        let reservedHost = configuration.reservedRooms[hello.room].map { reserved in
+            hello.token.map { RoomSecret.matches($0, reserved) } ?? false
+        }
         var outputs: [Output] = []
+        // The owner's and operators' names belong to their tokens (the reserved host's to its own).
+        if reservedHost != true, records[hello.room]?.reserves(hello.name, against: provenID) == true {
+            return refuse(id, CowatchError(.nameTaken, "the name \(hello.name) belongs to someone with a role in room \(hello.room)"), now: now)
+        }
         if let room = rooms[hello.room], let previous = room.playback.member(named: hello.name) {
             // The same name is in the room. Only the token that connection was given may replace
             // it (a reconnect while the old connection still looks alive); anyone else, even a
             // former holder of the name, is a newcomer with a taken name.
-            guard provenToken, let held = joined[previous]?.token, let given = hello.token, RoomSecret.matches(given, held) else {
+            guard provenID != nil, let held = joined[previous]?.token, let given = hello.token, RoomSecret.matches(given, held) else {
                 return refuse(id, CowatchError(.nameTaken, "a participant named \(hello.name) is already in room \(hello.room)"), now: now)
             }
             outputs += disconnected(previous, now: now) + [.close(previous)]
         }
+        let createsRecord = records[hello.room] == nil
         if rooms[hello.room] == nil {
-            if let host = configuration.reservedRooms[hello.room], host != hello.name || !provenToken {
-                return refuse(id, CowatchError(.serverBusy, "room \(hello.room) opens when its host \(host) is in; try again in a moment"), now: now)
+            if reservedHost == false {
+                return refuse(id, CowatchError(.serverBusy, "room \(hello.room) opens when its host is in; try again in a moment"), now: now)
             }
             guard rooms.count < configuration.maxRooms else {
                 return refuse(id, CowatchError(.roomFull, "the server has no room for another room"), now: now)
             }
             let created = rooms.values.filter { $0.creatorAddress == address }.count
-            guard created < configuration.admission.maxRoomsPerAddress else {
+            let remembered = records.values.filter { $0.creatorAddress == address }.count
+            guard created < configuration.admission.maxRoomsPerAddress, !createsRecord || remembered < configuration.maxRecordsPerAddress else {
                 return refuse(id, CowatchError(.serverBusy, "too many rooms from \(address)"), now: now)
+            }
+            if createsRecord, records.count >= configuration.maxRecords, !forgetOldestDormantRecord() {
+                return refuse(id, CowatchError(.roomFull, "the server remembers too many rooms"), now: now)
             }
         } else if rooms[hello.room]!.playback.memberIDs.count >= configuration.maxParticipantsPerRoom {
             return refuse(id, CowatchError(.roomFull, "room \(hello.room) is full"), now: now)
         }
 
-        var record = records[hello.room] ?? RoomRecord()
-        if creating && record.dormantSince == nil {
-            // A brand-new room: its creator owns it and sets its secret.
-            record = RoomRecord(verifier: verifier, owner: hello.name)
+        // The same token on every reconnect: roles are bound to it.
+        let token = provenID != nil ? hello.token! : tokens.issue(room: hello.room, name: hello.name)
+        let tokenID = SessionTokens.id(of: token)
+        var record = records[hello.room] ?? RoomRecord(verifier: offered, owner: hello.name, ownerToken: tokenID, creatorAddress: address)
+        var role = record.role(of: hello.name, tokenID: tokenID) ?? .member
+        if reservedHost == true {
+            // The host owns its room, also with a token from after its own restart.
+            record.owner = hello.name
+            record.ownerToken = tokenID
+            record.operators[hello.name] = nil
+            role = .owner
         }
+        if role == .owner, record.verifier == nil, let offered {
+            // The owner brings back a room that slept without a secret, now with one. Anyone else's
+            // verifier for an existing record is ignored: it would lock the members out.
+            record.verifier = offered
+        }
+        let changed = record.persisted != records[hello.room]?.persisted
         record.dormantSince = nil
         records[hello.room] = record
 
@@ -335,35 +410,43 @@ public struct RoomSequencer: Sendable {
             playbackConfiguration.managed = configuration.managed
             // A room that restarts (the server lost it) carries on from where the group was, but
             // only on the word of someone who was in it: the token proves that.
-            let start = provenToken ? hello.resume.map {
+            let start = provenID != nil ? hello.resume.map {
                 GroupTimeline(seq: 0, position: $0.position, reference: now, rate: $0.rate, playing: $0.playing)
             } : nil
+            // The room's first media is each participant's own; a creator cannot pose it as a
+            // switch (`id` > 0) made by someone else.
+            var activity = hello.activity ?? Activity(url: "unknown")
+            activity.id = 0
+            activity.openedBy = nil
             return HostedRoom(
                 playback: RoomPlayback(
-                    activity: hello.activity ?? Activity(url: "unknown"), timeline: start ?? .initial(at: now), now: now,
-                    configuration: playbackConfiguration),
+                    activity: activity, timeline: start ?? .initial(at: now), now: now, configuration: playbackConfiguration),
                 creatorAddress: address)
         }()
-        let role: Role =
-            record.owner == hello.name && (provenToken || creating) ? .owner
-            : record.operators.contains(hello.name) && provenToken ? .operator : .member
         outputs += room.playback.join(id, name: hello.name, stallKey: address, role: role, status: hello.status, now: now)
             .map(Self.output)
         rooms[hello.room] = room
         handshakes[id] = nil
-        let token = tokens.issue(room: hello.room, name: hello.name)
         joined[id] = Joined(room: hello.room, name: hello.name, token: token)
         admission.joined(id, now: now)
-        let proof = verifier.map {
+        // Proved with the room's own verifier, never with one a joiner merely offered.
+        let proof = records[hello.room]?.verifier.map {
             RoomSecret.proof(
                 key: $0.key, side: .server, room: hello.room, name: hello.name, clientNonce: hello.nonce,
                 serverNonce: handshake.nonce, fingerprint: configuration.certificateFingerprint)
         }
         let welcome = ServerMessage.welcome(.init(
             name: hello.name, room: hello.room, timeline: room.playback.timeline, participants: room.playback.participants(),
-            activity: room.playback.activity, policy: room.playback.policy, token: token,
-            role: role, proof: proof))
-        return [.send(id, welcome)] + outputs + [.saveRecords]
+            activity: room.playback.activity, policy: room.playback.policy, token: token, role: role, proof: proof))
+        return [.send(id, welcome)] + outputs + (changed ? [.saveRecords] : [])
+    }
+
+    /// Makes space for a new record by forgetting the dormant one that slept longest.
+    private mutating func forgetOldestDormantRecord() -> Bool {
+        guard let oldest = records.filter({ $0.value.dormantSince != nil }).min(by: { $0.value.dormantSince! < $1.value.dormantSince! })
+        else { return false }
+        records[oldest.key] = nil
+        return true
     }
 
     // MARK: In a room

@@ -13,6 +13,10 @@ extension RoomSession {
             throw CowatchError(.notInRoom, "not in the room yet (\(machine.state.name))")
         }
         let now = monotonicNow()
+        guard coordinator.referenceTime(atLocal: now) != nil else {
+            // Without the room's clock an action could carry no deadline, and might land stale.
+            throw CowatchError(.notInRoom, "not in step with the room's clock yet; try again in a moment")
+        }
         // A player that does not have the room's media (it refused or could not open it) is no
         // guide to where the group is.
         let own = cannotPlay ? nil : try? player.getDouble("time-pos")

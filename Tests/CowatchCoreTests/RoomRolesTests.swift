@@ -228,6 +228,16 @@ struct RoomRolesTests: SequencerTesting {
         #expect(applied(inTime, to: 1).count == 1)
     }
 
+    @Test("a peer that negotiated action deadlines must send them")
+    func deadlineRequired() {
+        var sequencer = RoomSequencer()
+        _ = sequencer.enter(.hello(.init(features: [WireFeature.actionDeadline], room: "r", name: "a")), from: 1, now: 0)
+        let bare = sequencer.received(.action(.init(id: 1, kind: .pause, position: 1)), from: 1, now: 1)
+        #expect(refusal(bare, to: 1) == "expired")
+        let dated = sequencer.received(.action(.init(id: 2, kind: .pause, position: 1, deadline: 4)), from: 1, now: 1)
+        #expect(applied(dated, to: 1).count == 1)
+    }
+
     @Test("20 seeks a second: five go through, the rest are refused and reach nobody")
     func seekFlood() {
         var sequencer = room(["alice", "griefer"])

@@ -184,11 +184,23 @@ struct LateActionTests {
         sleepSeconds(1)
         kill(server.process.processIdentifier, SIGSTOP)
         defer { kill(server.process.processIdentifier, SIGCONT) }
+        let listener = try daemons[0].client()
+        try listener.request(.getStatus)  // subscribes it to events
         // The seek cannot be confirmed: it fails here after the daemon's wait.
-        #expect(throws: (any Error).self) { try clients[1].request(.seek(seconds: 100, mode: .absolute)) }
+        let asked = monotonicNow()
+        var failure: (any Error)?
+        do { try clients[1].request(.seek(seconds: 100, mode: .absolute)) } catch { failure = error }
+        #expect(failure != nil, "the seek was confirmed by a frozen server")
+        let waited = monotonicNow() - asked
         sleepSeconds(4)
         kill(server.process.processIdentifier, SIGCONT)
         sleepSeconds(2)
+        // No notice of a seek reached anyone.
+        var seekNotices: [String] = []
+        while let event = try listener.nextEvent(timeout: 0.2) {
+            if event.name == "notice", event.fields["action"]?.stringValue == "seek" { seekNotices.append(event.fields["text"]?.stringValue ?? "") }
+        }
+        #expect(seekNotices.isEmpty, "stale seek applied (\(seekNotices)); the request failed with \(String(describing: failure)) after \(waited) s")
         // Nobody jumped to 100 s when the server woke up with the stale seek.
         for client in clients {
             let position = try client.status().position ?? 0

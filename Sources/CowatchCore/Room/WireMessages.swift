@@ -357,7 +357,7 @@ public enum ClientMessage: Sendable, Hashable {
         }
 
         public init(
-            versions: ClosedRange<Int> = wireProtocolVersions, features: [String] = WireFeature.all, room: String,
+            versions: ClosedRange<Int> = wireProtocolVersions, features: [String] = [], room: String,
             name: String, client: String = "cowatchd", nonce: String = String(repeating: "0", count: 64),
             token: String? = nil, activity: Activity? = nil, status: ParticipantStatus = .init(), resume: Resume? = nil
         ) {

@@ -175,7 +175,8 @@ public struct RoomCoordinator: Sendable {
         welcomed = false
         var actions: [Action] = [
             .send(.hello(.init(
-                room: room, name: name, nonce: clientNonce, token: token, activity: activity, status: status, resume: resume)))
+                features: WireFeature.all, room: room, name: name, nonce: clientNonce, token: token, activity: activity,
+                status: status, resume: resume)))
         ]
         actions += probeIfDue(now: now)
         return actions

@@ -131,6 +131,8 @@ public struct RoomSequencer: Sendable {
         /// The token this connection's welcome carried: only a reconnect presenting it replaces
         /// this connection.
         var token: String
+        /// It negotiated `action-deadline`: its actions must carry one.
+        var deadlines = false
     }
 
     struct HostedRoom {
@@ -353,7 +355,7 @@ public struct RoomSequencer: Sendable {
         var outputs: [Output] = []
         // The owner's and operators' names belong to their tokens (the reserved host's to its own).
         if reservedHost != true, records[hello.room]?.reserves(hello.name, against: provenID) == true {
-            return refuse(id, CowatchError(.nameTaken, "the name \(hello.name) belongs to someone with a role in room \(hello.room)"), now: now)
+            return refuse(id, CowatchError(.nameTaken, "the name \(hello.name) is already taken by someone with a role in room \(hello.room)"), now: now)
         }
         if let room = rooms[hello.room], let previous = room.playback.member(named: hello.name) {
             // The same name is in the room. Only the token that connection was given may replace
@@ -427,7 +429,8 @@ public struct RoomSequencer: Sendable {
             .map(Self.output)
         rooms[hello.room] = room
         handshakes[id] = nil
-        joined[id] = Joined(room: hello.room, name: hello.name, token: token)
+        joined[id] = Joined(
+            room: hello.room, name: hello.name, token: token, deadlines: hello.features.contains(WireFeature.actionDeadline))
         admission.joined(id, now: now)
         // Proved with the room's own verifier, never with one a joiner merely offered.
         let proof = records[hello.room]?.verifier.map {
@@ -457,7 +460,7 @@ public struct RoomSequencer: Sendable {
         var outputs: [RoomPlayback.Output] = []
         switch message {
         case .action(let action):
-            if let refusal = check(action, from: id, role: role, now: now) {
+            if let refusal = check(action, from: id, role: role, deadlineRequired: membership.deadlines, now: now) {
                 return [.send(id, .refused(actionID: action.id, code: refusal.code.rawValue, message: refusal.message))]
             }
             outputs = room.playback.apply(action, from: id, now: now)
@@ -492,7 +495,12 @@ public struct RoomSequencer: Sendable {
     }
 
     /// Why an action may not go ahead, if it may not.
-    private mutating func check(_ action: ClientMessage.ActionRequest, from id: ConnectionID, role: Role, now: Double) -> CowatchError? {
+    private mutating func check(
+        _ action: ClientMessage.ActionRequest, from id: ConnectionID, role: Role, deadlineRequired: Bool, now: Double
+    ) -> CowatchError? {
+        if deadlineRequired, action.deadline == nil {
+            return CowatchError(.expired, "the \(action.kind.rawValue) carries no deadline, so it may be stale")
+        }
         if let deadline = action.deadline, now > deadline {
             return CowatchError(.expired, "the \(action.kind.rawValue) arrived \(Int(((now - deadline) * 1000).rounded())) ms after its sender gave up")
         }

@@ -12,8 +12,8 @@ struct Serve: ParsableCommand {
 
     func run() throws {
         let server = try SlowMediaServer(file: file)
-        print(server.url)
-        FileHandle.standardOutput.synchronizeFile()
+        // Unbuffered: a script reading a file or pipe sees the URL at once.
+        FileHandle.standardOutput.write(Data((server.url + "\n").utf8))
         while true { sleep(3600) }
     }
 }

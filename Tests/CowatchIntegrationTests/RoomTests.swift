@@ -244,29 +244,13 @@ struct RoomTests {
     @Test("garbage on the room port disconnects only the sender")
     func garbagePeer() throws {
         let room = try Room(names: ["alice", "bob"], media: try TestMedia.audioVideo(), roomName: "garbage")
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = UInt16(room.server.port).bigEndian
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
-        #expect(connected == 0)
-        let junk = Array("\u{0}\u{1}not json at all\n{\"type\":\"action\"}\n".utf8)
-        _ = junk.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
-        var buffer = [UInt8](repeating: 0, count: 4096)
-        var received: [UInt8] = []
-        var timeout = timeval(tv_sec: 5, tv_usec: 0)
-        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-        while true {
-            let count = recv(fd, &buffer, buffer.count, 0)
-            if count <= 0 { break }
-            received += buffer[0..<count]
-        }
-        // Not TLS: the server's TLS layer refuses it and closes (recv ended above, within 5 s).
-        #expect(!String(decoding: received, as: UTF8.self).contains("welcome"))
+        let raw = try RawRoomClient(port: room.server.port)
+        raw.send(bytes: Array("\u{0}\u{1}not json at all\n{\"type\":\"action\"}\n".utf8))
+        var received = ""
+        while let line = raw.readLine(timeout: 5) { received += line }
+        // Not TLS: the server's TLS layer refuses it and closes.
+        #expect(raw.isClosed(timeout: 5))
+        #expect(!received.contains("welcome"))
         // Garbage inside TLS reaches the room protocol, which refuses it and closes.
         let tls = try RawRoomClient(tlsPort: room.server.port)
         tls.send("\u{1}not json at all")

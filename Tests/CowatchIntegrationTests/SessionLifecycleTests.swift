@@ -73,11 +73,11 @@ struct SessionLifecycleTests {
         _ = try group.clients[2].waitForStatus(timeout: 5) { !$0.paused }
 
         // Without --yes and without a terminal the CLI refuses: it would end it for everyone.
-        let refused = try runCLI(["end", "--socket", group.daemons[0].controlPath])
+        let refused = try runCowatch(["end", "--socket", group.daemons[0].controlPath])
         #expect(refused.status == 1 && refused.stderr.contains("--yes"))
         #expect(try group.clients[0].status().extra["room"]?["session"] == "joined")
 
-        let ended = try runCLI(["end", "--yes", "--socket", group.daemons[0].controlPath])
+        let ended = try runCowatch(["end", "--yes", "--socket", group.daemons[0].controlPath])
         #expect(ended.status == 0, "\(ended.stderr)")
         let notices = try group.expectNotice("end", actor: "ann", from: [0, 2])
         #expect(notices.allSatisfy { $0.fields["text"] == "ann ended the activity for everyone" })
@@ -321,23 +321,5 @@ struct SessionLifecycleTests {
         }
         #expect(gap < 0.1, "bob did not catch up: \(gap) s apart")
         #expect(try group.clients[0].status().paused == false)
-    }
-
-    /// Runs the `cowatch` CLI with stdin not a terminal.
-    func runCLI(_ arguments: [String]) throws -> (status: Int32, stdout: String, stderr: String) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: try Binaries.path("cowatch"))
-        process.arguments = arguments
-        let out = Pipe()
-        let err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        process.standardInput = FileHandle.nullDevice
-        try process.run()
-        process.waitUntilExit()
-        return (
-            process.terminationStatus, String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self),
-            String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        )
     }
 }

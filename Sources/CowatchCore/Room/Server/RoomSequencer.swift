@@ -18,8 +18,6 @@ public struct RoomSequencer: Sendable {
         /// Rooms at once, and participants in one room. Defaults 1000 and 64.
         public var maxRooms = 1000
         public var maxParticipantsPerRoom = 64
-        /// Every room is managed: only owners and operators control playback. Default false.
-        public var managed = false
         /// Seconds an ended room is remembered, so a participant reconnecting into it hears it
         /// ended instead of bringing it back. Default 30 s.
         public var endedRoomMemory: Double = 30
@@ -56,6 +54,11 @@ public struct RoomSequencer: Sendable {
         public var waitTimeout: Double {
             get { playback.waitTimeout }
             set { playback.waitTimeout = newValue }
+        }
+        /// Every room is managed: only owners and operators control playback. Default false.
+        public var managed: Bool {
+            get { playback.managed }
+            set { playback.managed = newValue }
         }
     }
 
@@ -163,13 +166,6 @@ public struct RoomSequencer: Sendable {
             dormant.dormantSince = min(record.dormantSince ?? now, now)
             return dormant
         }
-    }
-
-    /// What every participant of a new room is told about its rules.
-    public var policy: RoomPolicy {
-        var playback = configuration.playback
-        playback.managed = configuration.managed
-        return RoomPlayback(activity: Activity(url: ""), timeline: .initial(at: 0), now: 0, configuration: playback).policy
     }
 
     // MARK: Connections
@@ -408,8 +404,6 @@ public struct RoomSequencer: Sendable {
         records[hello.room] = record
 
         var room = rooms[hello.room] ?? {
-            var playbackConfiguration = configuration.playback
-            playbackConfiguration.managed = configuration.managed
             // A room that restarts (the server lost it) carries on from where the group was, but
             // only on the word of someone who was in it: the token proves that.
             let start = provenID != nil ? hello.resume.map {
@@ -422,7 +416,7 @@ public struct RoomSequencer: Sendable {
             activity.openedBy = nil
             return HostedRoom(
                 playback: RoomPlayback(
-                    activity: activity, timeline: start ?? .initial(at: now), now: now, configuration: playbackConfiguration),
+                    activity: activity, timeline: start ?? .initial(at: now), now: now, configuration: configuration.playback),
                 creatorAddress: address)
         }()
         outputs += room.playback.join(id, name: hello.name, stallKey: address, role: role, status: hello.status, now: now)

@@ -6,11 +6,13 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 .PHONY: deps build test demo bench clean
 
-# libmpv-dev (the player) and ffmpeg (test films), from Debian, only when missing.
+# libmpv-dev (the player), ffmpeg (test films) and openssl (a real TLS client and certificates for the
+# security tests), from Debian, only when missing.
 deps:
 	@missing=""; \
 	pkg-config --exists mpv 2>/dev/null || missing="$$missing libmpv-dev"; \
 	command -v ffmpeg >/dev/null || missing="$$missing ffmpeg"; \
+	command -v openssl >/dev/null || missing="$$missing openssl"; \
 	[ -z "$(WITH_MPV)" ] || command -v mpv >/dev/null || missing="$$missing mpv"; \
 	command -v pkg-config >/dev/null || missing="$$missing pkg-config"; \
 	if [ -n "$$missing" ]; then \

@@ -20,10 +20,10 @@ final class MediaLoader: Sendable {
         var started: Int64?
     }
 
-    private let player: MpvPlayer
+    private let player: any MediaPlayer
     private let state: Locked<State>
 
-    init(player: MpvPlayer, url: String) {
+    init(player: any MediaPlayer, url: String) {
         self.player = player
         self.state = Locked(State(url: url))
     }

@@ -1,3 +1,4 @@
+import CowatchClient
 import CowatchCore
 import CowatchMpv
 import CowatchNet
@@ -9,17 +10,21 @@ import Logging
 /// Threading: an actor; `runEvents()` is its event loop and must be running for `open()` and
 /// seeks to complete.
 public actor PlayerController: ControlRequestHandler {
-    let player: MpvPlayer
+    let player: any MediaPlayer
     let configuration: DaemonConfiguration
     let events: EventHub
     let logger: Logger
     private var shutdownHandler: (@Sendable () async -> Void)?
 
-    private var lastErrorLine: String?
-    private var loadWaiter: CheckedContinuation<Result<Void, CowatchError>, Never>?
-    private var restartWaiters: [Int: CheckedContinuation<Bool, Never>] = [:]
-    private var seekStartedSinceRegistration: Set<Int> = []
-    private var nextWaiterID = 0
+    /// mpv's recent warnings and errors, to say why a load failed.
+    private var loadLog = LoadFailureReason()
+    /// The start-up load; why it failed; and the wake-up of `open()` waiting for it.
+    private var startup: MediaLoad?
+    private var startupFailure: CowatchError?
+    private var startupChanged: Reply<Void>?
+    /// Seeks of this player alone waiting to land: resolved at the first playback restart after
+    /// their own seek started (an earlier seek's restart does not count).
+    private var restartWaiters: [(reply: Reply<Bool>, seekStarted: Bool)] = []
     private var lastPublished: PlayerStatus?
     private var eof = false
     private var playerEnded = false
@@ -27,11 +32,10 @@ public actor PlayerController: ControlRequestHandler {
     private var endWaiters: [CheckedContinuation<Void, Never>] = []
     private var room: RoomSession?
     private var roomEvents: AsyncStream<MpvEvent>.Continuation?
-    private var fileLoaded = false
     /// Loads media and knows which file the player has: `--media`, until switched (`open`).
     nonisolated let media: MediaLoader
 
-    public init(player: MpvPlayer, configuration: DaemonConfiguration, events: EventHub, logger: Logger) {
+    public init(player: any MediaPlayer, configuration: DaemonConfiguration, events: EventHub, logger: Logger) {
         self.player = player
         self.configuration = configuration
         self.events = events
@@ -56,56 +60,59 @@ public actor PlayerController: ControlRequestHandler {
     // MARK: Opening
 
     /// Loads the media and waits until its first frame is decoded (so a room joins only with a
-    /// player that is ready), or loading has failed.
-    /// Throws `media-unavailable` with mpv's reason, or `timeout`.
+    /// player that is ready), or loading has failed; the fallback URL, offered to the others,
+    /// serves this daemon too.
+    /// Throws `media-unavailable` with mpv's reason, `player-error` when an output (`--vo`,
+    /// `--ao`) cannot start, or `timeout`.
     public func open() async throws(CowatchError) {
         for property in ["pause", "speed", "eof-reached", "media-title", "duration", "time-pos", "paused-for-cache"] {
             try? player.observe(property)
         }
-        do {
-            try await load(configuration.media)
-        } catch {
-            // The fallback URL is offered to the others, and serves this daemon too.
-            guard let fallback = configuration.fallbackURL, fallback != configuration.media else { throw error }
-            logger.warning("\(error.message); trying the fallback \(fallback)")
-            do {
-                try await load(fallback)
-            } catch let second {
-                throw CowatchError(second.code, "\(error.message); the fallback failed too: \(second.message)")
+        var load = MediaLoad(url: configuration.media, fallback: configuration.fallbackURL, timeout: configuration.openTimeout)
+        startupFailure = nil
+        let actions = load.start(now: monotonicNow())
+        startup = load
+        carryOut(actions)
+        // Until finished or failed; at each attempt's deadline the machine times it out (or
+        // moves on to the fallback).
+        while let deadline = startup?.deadline {
+            let changed = Reply<Void>()
+            startupChanged = changed
+            await changed.wait(timeout: max(0, deadline - monotonicNow()), orElse: ())
+            startupChanged = nil
+            guard var running = startup else { break }
+            let actions = running.tick(now: monotonicNow())
+            startup = running
+            carryOut(actions)
+        }
+        if let startupFailure { throw startupFailure }
+    }
+
+    private func carryOut(_ actions: [MediaLoad.Action]) {
+        for action in actions {
+            switch action {
+            case .load(let url):
+                loadLog.reset()
+                do {
+                    try media.load(url)
+                } catch {
+                    guard var running = startup else { return }
+                    let next = running.loadRefused(error.reason, now: monotonicNow())
+                    startup = running
+                    carryOut(next)
+                    return
+                }
+            case .tryingFallback(let error, let fallback):
+                logger.warning("\(error.message); trying the fallback \(fallback)")
+            case .finished:
+                startup = nil
+                startupChanged?.resume(())
+            case .failed(let error):
+                startup = nil
+                startupFailure = error
+                startupChanged?.resume(())
             }
         }
-    }
-
-    private var loadGeneration = 0
-
-    private func load(_ url: String) async throws(CowatchError) {
-        fileLoaded = false
-        loadGeneration += 1
-        let generation = loadGeneration
-        do {
-            try media.load(url)
-        } catch {
-            throw CowatchError(.mediaUnavailable, "cannot open \(url): \(error.reason)")
-        }
-        let timeout = configuration.openTimeout
-        let result = await withCheckedContinuation { continuation in
-            loadWaiter = continuation
-            Task { [weak self] in
-                try? await Task.sleep(for: .seconds(timeout))
-                await self?.expireLoad(generation, CowatchError(.timeout, "cannot open \(url): no answer within \(Int(timeout)) s"))
-            }
-        }
-        try result.get()
-    }
-
-    private func expireLoad(_ generation: Int, _ error: CowatchError) {
-        guard generation == loadGeneration else { return }
-        finishLoad(.failure(error))
-    }
-
-    private func finishLoad(_ result: Result<Void, CowatchError>) {
-        loadWaiter?.resume(returning: result)
-        loadWaiter = nil
     }
 
     // MARK: Events
@@ -117,9 +124,13 @@ public actor PlayerController: ControlRequestHandler {
         }
         playerEnded = true
         roomEvents?.finish()
-        finishLoad(.failure(CowatchError(.mediaUnavailable, "the player quit while opening \(configuration.media)")))
-        for waiter in restartWaiters.values { waiter.resume(returning: false) }
-        restartWaiters = [:]
+        if var running = startup {
+            let actions = running.playerGone()
+            startup = running
+            carryOut(actions)
+        }
+        for waiter in restartWaiters { waiter.reply.resume(false) }
+        restartWaiters = []
         for waiter in endWaiters { waiter.resume() }
         endWaiters = []
     }
@@ -142,14 +153,15 @@ public actor PlayerController: ControlRequestHandler {
         roomEvents?.yield(event)
         switch event {
         case .fileLoaded:
-            fileLoaded = true
+            startup?.fileWasLoaded()
         case .endFile(let reason, let error, _):
             if reason == .error {
-                let why = lastErrorLine.map { "\(error?.reason ?? "loading failed") (\($0))" }
-                    ?? (error?.reason ?? "loading failed")
-                let failure = CowatchError(.mediaUnavailable, "cannot open \(media.current): \(why)")
-                if loadWaiter != nil {
-                    finishLoad(.failure(failure))
+                let failure = loadLog.explain(
+                    url: media.current, mpvReason: error?.reason, failedOutput: error?.failedOutput)
+                if var running = startup {
+                    let actions = running.endedWithError(failure, now: monotonicNow())
+                    startup = running
+                    carryOut(actions)
                 } else if room == nil {
                     // In a room, the session reports it (and tries the activity's fallback).
                     events.publish(ControlEvent(name: ControlEvent.Name.error, fields: [
@@ -158,15 +170,15 @@ public actor PlayerController: ControlRequestHandler {
                 }
             }
         case .seek:
-            for id in restartWaiters.keys { seekStartedSinceRegistration.insert(id) }
+            for index in restartWaiters.indices { restartWaiters[index].seekStarted = true }
         case .playbackRestart:
-            if fileLoaded { finishLoad(.success(())) }
-            let ready = restartWaiters.filter { seekStartedSinceRegistration.contains($0.key) }
-            for (id, waiter) in ready {
-                restartWaiters[id] = nil
-                seekStartedSinceRegistration.remove(id)
-                waiter.resume(returning: true)
+            if var running = startup {
+                let actions = running.playbackRestarted()
+                startup = running
+                carryOut(actions)
             }
+            for waiter in restartWaiters where waiter.seekStarted { waiter.reply.resume(true) }
+            restartWaiters.removeAll { $0.seekStarted }
             publishState(force: true)
         case .propertyChange("time-pos", _, _):
             break  // every frame; only the room's frame clock wants it
@@ -182,16 +194,14 @@ public actor PlayerController: ControlRequestHandler {
                 eof = reached
             }
             publishState(force: false)
+        case .startFile:
+            loadLog.reset()
         case .log(let level, let prefix, let text):
-            if level == "error" || level == "fatal" || level == "warn" {
-                lastErrorLine = text
-            }
+            loadLog.logged(.init(level: level, prefix: prefix, text: text))
             logger.debug("mpv: \(text)", metadata: ["cowatch.mpv.level": "\(level)", "cowatch.mpv.module": "\(prefix)"])
         case .shutdown:
             logger.debug("mpv shut down", metadata: ["cowatch.player": "shutdown"])
             if let handler = shutdownHandler { Task { await handler() } }
-        case .startFile:
-            break
         }
     }
 
@@ -215,12 +225,24 @@ public actor PlayerController: ControlRequestHandler {
         return status
     }
 
+    /// The reply to a group action: the group's state as the action left it (the player
+    /// follows at the scheduled instant, a moment later), with the room sections.
+    private func statusAfterGroupAction() async -> PlayerStatus {
+        var status = await statusWithRoom()
+        if let room, let group = await room.groupState() {
+            status.position = group.position
+            status.paused = group.paused
+            status.speed = group.rate
+        }
+        return status
+    }
+
     /// A fresh read of the player's state (each property read is ~10 µs).
     public func currentStatus() -> PlayerStatus {
         PlayerStatus(
             position: try? player.getDouble("time-pos"),
             paused: (try? player.getFlag("pause")) ?? true,
-            speed: (room?.following.withLock({ $0 }) == true ? room?.groupRate.withLock({ $0 }) : nil)
+            speed: room?.view.withLock({ $0.following ? $0.groupRate : nil })
                 ?? (try? player.getDouble("speed")) ?? 1,
             duration: try? player.getDouble("duration"),
             media: media.current,
@@ -241,13 +263,13 @@ public actor PlayerController: ControlRequestHandler {
 
     private func perform(_ command: ControlCommand) async throws(CowatchError) -> JSONValue {
         if let room {
-            let following = room.following.withLock { $0 }
+            let following = room.view.withLock { $0.following }
             switch command {
             case .play, .pause, .togglePause, .seek, .speed:
                 // After `leave`, these act on this player alone (below).
                 if following {
                     try await room.request(command, seekTimeout: configuration.seekTimeout)
-                    return await statusWithRoom().json
+                    return await statusAfterGroupAction().json
                 }
             case .getStatus:
                 return await statusWithRoom().json
@@ -330,25 +352,15 @@ public actor PlayerController: ControlRequestHandler {
         if let duration = try? player.getDouble("duration"), duration > 0 {
             target = min(target, duration)
         }
-        nextWaiterID += 1
-        let id = nextWaiterID
+        let landing = Reply<Bool>()
+        restartWaiters.append((landing, false))
         try mpv { try player.command(["seek", String(target), "absolute+exact"]) }
         let timeout = configuration.seekTimeout
-        let landed = await withCheckedContinuation { continuation in
-            restartWaiters[id] = continuation
-            Task { [weak self] in
-                try? await Task.sleep(for: .seconds(timeout))
-                await self?.expireRestartWaiter(id)
-            }
-        }
+        let landed = await landing.wait(timeout: timeout, orElse: false)
+        restartWaiters.removeAll { $0.reply === landing }
         if !landed {
             throw CowatchError(.timeout, "the player did not finish seeking within \(timeout) s")
         }
-    }
-
-    private func expireRestartWaiter(_ id: Int) {
-        seekStartedSinceRegistration.remove(id)
-        restartWaiters.removeValue(forKey: id)?.resume(returning: false)
     }
 
     /// Runs player calls, turning `MpvError` into the control protocol's codes.

@@ -25,7 +25,7 @@ extension RoomSession {
                 cannotPlay = false
                 updateStatus(now: monotonicNow())
             }
-            if loading == nil { reportMedia() }
+            if load == nil { reportMedia() }
             return
         }
         // Already judged (a reconnect's welcome repeats the room's activity): say nothing twice.
@@ -42,7 +42,6 @@ extension RoomSession {
         }
         switch room.openPolicy.decide(activity, me: configuration.name, participants: participants) {
         case .open(let url):
-            loadingTriedFallback = url != activity.url
             startLoading(activity, url: url)
         case .ask(let url):
             offer(activity, url: url)
@@ -70,12 +69,8 @@ extension RoomSession {
     /// Not opening the room's media: hold the player where it is, leave it alone, and let the
     /// group go on without us.
     private func standAside() {
-        if loading != nil {
-            // A switch still loading is given up: this one replaced it.
-            loading = nil
-            loadingTriedFallback = false
-            loadGeneration += 1
-        }
+        // A switch still loading is given up: this one replaced it.
+        if load != nil { abandonLoading() }
         forgetSeeks()
         apply(.setPaused(true))
         cannotPlay = true
@@ -93,7 +88,6 @@ extension RoomSession {
         }
         openOffer = nil
         cannotPlay = false
-        loadingTriedFallback = offer.url != offer.activity.url
         startLoading(offer.activity, url: offer.url)
     }
 

@@ -3,8 +3,12 @@ import CowatchCore
 import CowatchMpv
 import Foundation
 
-/// The player side of the room session: reading it, commanding it, telling our own changes from
-/// the user's, noticing stalls, and switching media when the activity changes.
+/// The player side of the room session: reading it, commanding it, and feeding what it reports
+/// to the core's pure machines — `PlayerEchoTracker` (our changes or the person's),
+/// `UserSeekCoalescer` (a drag is one group seek), `StallTracker` (what we report as a stall) and
+/// `MediaLoad` (switching media with a fallback and a deadline).
+///
+/// Threading: actor-isolated to `RoomSession`.
 extension RoomSession {
     // MARK: Reading
 
@@ -13,7 +17,9 @@ extension RoomSession {
     func sample() -> RoomCoordinator.PlayerSample? {
         guard let paused = try? player.getFlag("pause"), let speed = try? player.getDouble("speed") else { return nil }
         // Without the room's media (refused, offered, or failed), the player is left alone.
-        let stalled = loading != nil || buffering || cannotPlay
+        let stalled = load != nil || stalls.buffering || cannotPlay
+        // A person's seek gesture not yet sent to the room is not drift to correct.
+        let seeking = stalls.seeking || userSeeks.isActive
         let before = monotonicNow()
         var position: Double?
         if !paused && !seeking && !stalled {
@@ -34,18 +40,10 @@ extension RoomSession {
 
     // MARK: Stalls
 
-    /// Why this player cannot keep up right now, if it cannot.
-    func currentStall(now: Double) -> StallReason? {
-        if loading != nil { return .loading }
-        if buffering { return .buffering }
-        if seeking, !seekIsOurs, let started = seekStartedAt, now - started > Self.slowSeek { return .seeking }
-        return nil
-    }
-
     /// Tells the room when our stall (or whether to wait for us) changes.
     func updateStatus(now: Double) {
         var status = coordinator.status
-        status.stall = currentStall(now: now)
+        status.stall = stalls.stall(now: now)
         status.waitForMe = userWaitForMe && !cannotPlay
         perform(coordinator.setStatus(status))
     }
@@ -53,11 +51,22 @@ extension RoomSession {
     /// Forgets seeks in flight (a new file, or a session that ended): their events must not
     /// become group actions later.
     func forgetSeeks() {
-        userSeekFrom = nil
-        ourSeeks = []
-        seeking = false
-        seekStartedAt = nil
-        seekIsOurs = false
+        userSeeks.reset()
+        echoes.reset()
+        stalls.seekEnded()
+    }
+
+    /// Deadlines of the player side, run by the session's tick: a load that takes too long,
+    /// a person's seek gesture that has gone quiet.
+    func playerTick(now: Double) {
+        if var running = load {
+            let actions = running.tick(now: now)
+            load = running
+            carryOut(actions)
+        }
+        if let gesture = userSeeks.poll(now: now), isJoined, load == nil, !cannotPlay {
+            perform(coordinator.request(.seek, position: gesture.to, from: gesture.from, now: now).actions)
+        }
     }
 
     // MARK: Commanding
@@ -69,95 +78,85 @@ extension RoomSession {
             case .setPaused(let paused):
                 // Only a real change produces an mpv event to recognise as ours later.
                 guard (try? player.getFlag("pause")) != paused else { return }
-                recentPaused.append((paused, now))
+                echoes.orderedPause(paused, now: now)
                 try player.setFlag("pause", paused)
                 frameClock.reset()
             case .setSpeed(let speed):
-                recentSpeeds.append((speed, now))
+                guard (try? player.getDouble("speed")) != speed else { return }
+                echoes.orderedSpeed(speed)
                 try player.setDouble("speed", speed)
             case .seek(let target):
-                ourSeeks.append(now)
-                seeking = true
-                seekIsOurs = true
-                seekStartedAt = now
+                echoes.orderedSeek(now: now)
+                stalls.seekStarted(ours: true, now: now)
                 frameClock.reset()
                 try player.command(["seek", String(max(0, target)), "absolute+exact"])
             }
         } catch {
             logger.debug("player command failed", metadata: ["cowatch.room.error": "\(error)"])
-            if case .seek = command { seeking = false }
+            if case .seek = command { stalls.seekEnded() }
         }
     }
 
-    // MARK: Player events (echo suppression)
+    // MARK: Player events
 
     /// Sees every mpv event; changes we did not order come from the person at this player
     /// (keyboard or mouse in the mpv window) and become group actions.
     func playerEvent(_ event: MpvEvent) {
         let now = monotonicNow()
         switch event {
+        case .startFile:
+            if load != nil { loadLog.reset() }
+        case .log(let level, let prefix, let text):
+            if load != nil { loadLog.logged(.init(level: level, prefix: prefix, text: text)) }
         case .seek:
-            seekStartedAt = seekStartedAt ?? now
-            if ourSeeks.isEmpty {
-                seeking = true
-                seekIsOurs = false
-                // Without the room's media, the person's seeks are theirs alone.
-                if loading == nil && !cannotPlay { userSeekFrom = userSeekFrom ?? coordinator.expectedPosition(atLocal: now) }
-            } else {
-                ourSeeks.removeFirst()
-                seeking = true
+            let ours = echoes.seekReported(now: now)
+            stalls.seekStarted(ours: ours, now: now)
+            // Without the room's media, the person's seeks are theirs alone.
+            if !ours, load == nil, !cannotPlay {
+                userSeeks.seekStarted(groupPosition: coordinator.expectedPosition(atLocal: now), now: now)
             }
         case .fileLoaded:
-            if loading != nil { loadingFileLoaded = true }
-        case .endFile(let reason, _, _):
+            load?.fileWasLoaded()
+        case .endFile(let reason, let error, _):
             guard reason == .error else { break }
-            if loading != nil {
-                loadFailed()
+            let failure = loadLog.explain(url: media.current, mpvReason: error?.reason, failedOutput: error?.failedOutput)
+            if var running = load {
+                let actions = running.endedWithError(failure, now: now)
+                load = running
+                carryOut(actions)
             } else {
-                publishError(CowatchError(.mediaUnavailable, "playing \(media.current) failed"))
+                publishError(CowatchError(failure.code, "playing \(media.current) failed: \(failure.message)"))
             }
         case .playbackRestart:
-            seeking = false
-            seekStartedAt = nil
+            stalls.seekEnded()
             frameClock.reset()
-            if loading != nil {
-                if loadingFileLoaded { finishLoading() }
+            if var running = load {
+                let actions = running.playbackRestarted()
+                load = running
+                carryOut(actions)
                 return
             }
-            if let from = userSeekFrom, ourSeeks.isEmpty, coordinator.isJoined {
-                userSeekFrom = nil
-                let target = (try? player.getDouble("time-pos")) ?? from
-                perform(coordinator.request(.seek, position: target, from: from, now: now).actions)
+            if userSeeks.isActive {
+                userSeeks.landed(at: (try? player.getDouble("time-pos")) ?? 0, now: now)
             }
             updateStatus(now: now)
         case .propertyChange(name: "paused-for-cache", let value, _):
-            buffering = value?.boolValue ?? false
+            stalls.buffering = value?.boolValue ?? false
             updateStatus(now: now)
         case .propertyChange(name: "time-pos", let value, let at):
             // Without audio, the instants at which frames change are the fine clock.
-            guard !hasAudio, !seeking, loading == nil, let position = value?.doubleValue,
+            guard !hasAudio, !stalls.seeking, load == nil, let position = value?.doubleValue,
                 (try? player.getFlag("pause")) == false, let speed = try? player.getDouble("speed")
             else { return }
             frameClock.shown(position: position, at: at, rate: speed)
         case .propertyChange(name: "pause", let value, _):
-            guard let paused = value?.boolValue, coordinator.isJoined else { return }
-            if let index = recentPaused.firstIndex(where: { $0.value == paused }) {
-                recentPaused.remove(at: index)
-                return
-            }
-            guard loading == nil, !cannotPlay else { return }
+            guard let paused = value?.boolValue, !echoes.pauseReported(paused, now: now) else { return }
+            guard isJoined, load == nil, !cannotPlay else { return }
             let position = try? player.getDouble("time-pos")
             perform(coordinator.request(paused ? .pause : .play, position: position, now: now).actions)
         case .propertyChange(name: "speed", let value, _):
-            guard let speed = value?.doubleValue, coordinator.isJoined, !cannotPlay else { return }
-            if let index = recentSpeeds.firstIndex(where: { abs($0.value - speed) < 1e-9 }) {
-                recentSpeeds.removeSubrange(0...index)
-                return
-            }
-            let groupRate = coordinator.timelines?.ruling(at: coordinator.referenceTime(atLocal: now) ?? 0).rate ?? 1
-            // A nudge we ordered that mpv reports late would sit within the correction band; a
-            // person's speed change is a round number far outside it.
-            if abs(speed / groupRate - 1) <= room.drift.maxAdjust + 1e-6 { return }
+            guard let speed = value?.doubleValue, !echoes.speedReported(speed) else { return }
+            guard isJoined, !cannotPlay else { return }
             perform(coordinator.request(.speed, position: nil, rate: speed, now: now).actions)
         default:
             break
@@ -166,59 +165,60 @@ extension RoomSession {
 
     // MARK: Switching media
 
-    /// Loads `url` for `activity`; the player is held until the group starts together.
+    /// Loads `url` for `activity` (its fallback tried once if this fails); the player is held
+    /// until the group starts together.
     func startLoading(_ activity: Activity, url: String) {
-        loading = activity
-        loadingFileLoaded = false
-        loadGeneration += 1
-        let generation = loadGeneration
+        let fallback = activity.fallbackURL.flatMap { room.openPolicy.allows($0) ? $0 : nil }
+        var running = MediaLoad(
+            url: url, fallback: url == activity.url ? fallback : nil, timeout: configuration.openTimeout)
+        loadActivity = activity
         forgetSeeks()
         // Held until the group starts together; the room's timeline says when.
         apply(.setPaused(true))
-        do {
-            try media.load(url)
-        } catch {
-            loadFailed()
-            return
-        }
+        let actions = running.start(now: monotonicNow())
+        load = running
+        stalls.loading = true
+        carryOut(actions)
         updateStatus(now: monotonicNow())
-        // A source that never answers (an unreachable host) fails like one that refuses.
-        let timeout = configuration.openTimeout
-        Task { [weak self] in
-            try? await Task.sleep(for: .seconds(timeout))
-            await self?.loadTimedOut(generation)
-        }
     }
 
-    private func loadTimedOut(_ generation: Int) {
-        guard generation == loadGeneration, loading != nil else { return }
-        publishError(CowatchError(.timeout, "\(media.current) did not open within \(Int(configuration.openTimeout)) s"))
-        loadFailed()
+    /// Gives up a switch still loading (another replaced it).
+    func abandonLoading() {
+        load = nil
+        loadActivity = nil
+        stalls.loading = false
     }
 
-    /// The new media cannot be opened: try the activity's fallback once, else give up and let
-    /// the group carry on without us (it stops waiting after its bound).
-    private func loadFailed() {
-        guard let activity = loading else { return }
-        let tried = media.current
-        if !loadingTriedFallback, let fallback = activity.fallbackURL, fallback != tried, room.openPolicy.allows(fallback) {
-            loadingTriedFallback = true
-            publishError(CowatchError(.mediaUnavailable, "cannot open \(tried); trying the fallback \(fallback)"))
-            startLoading(activity, url: fallback)
-            return
+    private func carryOut(_ actions: [MediaLoad.Action]) {
+        for action in actions {
+            switch action {
+            case .load(let url):
+                loadLog.reset()
+                do {
+                    try media.load(url)
+                } catch {
+                    guard var running = load else { return }
+                    let next = running.loadRefused(error.reason, now: monotonicNow())
+                    load = running
+                    carryOut(next)
+                    return
+                }
+            case .tryingFallback(let error, let fallback):
+                publishError(CowatchError(error.code, "\(error.message); trying the fallback \(fallback)"))
+            case .finished:
+                finishLoading()
+            case .failed(let error):
+                let title = loadActivity?.displayTitle ?? media.current
+                abandonLoading()
+                cannotPlay = true
+                publishError(CowatchError(error.code, "\(error.message) (\(title)); the group goes on without this player"))
+                updateStatus(now: monotonicNow())
+            }
         }
-        loading = nil
-        loadingTriedFallback = false
-        loadGeneration += 1
-        cannotPlay = true
-        publishError(CowatchError(.mediaUnavailable, "cannot open \(tried) (\(activity.displayTitle)); the group goes on without this player"))
-        updateStatus(now: monotonicNow())
     }
 
     private func finishLoading() {
-        loading = nil
-        loadingTriedFallback = false
-        loadGeneration += 1
+        abandonLoading()
         probeTracks()
         logger.debug("switched media", metadata: ["cowatch.media": "\(media.current)"])
         updateStatus(now: monotonicNow())
@@ -243,7 +243,7 @@ extension RoomSession {
     }
 
     /// Duration from the player; size and a fingerprint of the first megabytes for local files.
-    static func mediaInfo(url: String, player: MpvPlayer) -> MediaInfo {
+    static func mediaInfo(url: String, player: any MediaPlayer) -> MediaInfo {
         var info = MediaInfo(duration: try? player.getDouble("duration"))
         guard let path = MediaFingerprint.localPath(of: url),
             (try? FileManager.default.attributesOfItem(atPath: path))?[.type] as? FileAttributeType == .typeRegular,

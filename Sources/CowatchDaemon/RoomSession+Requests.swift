@@ -9,7 +9,7 @@ import CowatchCore
 extension RoomSession {
     /// Turns a playback command into a group action and waits until the server applied it.
     func request(_ command: ControlCommand, seekTimeout: Double) async throws(CowatchError) {
-        guard machine.state == .joined, send != nil else {
+        guard isJoined else {
             throw CowatchError(.notInRoom, "not in the room yet (\(machine.state.name))")
         }
         let now = monotonicNow()
@@ -50,21 +50,13 @@ extension RoomSession {
         default:
             throw CowatchError(.invalidRequest, "\(command.name) is not a group action")
         }
+        let reply = Reply<CowatchError?>()
+        actionWaiters[request.id] = reply
         perform(request.actions)
-        let id = request.id
-        let outcome = await withCheckedContinuation { continuation in
-            actionWaiters[id] = continuation
-            Task { [weak self] in
-                try? await Task.sleep(for: .seconds(seekTimeout))
-                await self?.expireWaiter(id)
-            }
-        }
+        let outcome = await reply.wait(
+            timeout: seekTimeout, orElse: CowatchError(.timeout, "the room server did not confirm the action in time"))
+        actionWaiters[request.id] = nil
         if let outcome { throw outcome }
-    }
-
-    private func expireWaiter(_ id: Int) {
-        actionWaiters.removeValue(forKey: id)?.resume(
-            returning: CowatchError(.timeout, "the room server did not confirm the action in time"))
     }
 
     /// `leave`: stop following the group; the player stays where it is; the others hear "left".
@@ -79,6 +71,7 @@ extension RoomSession {
     func join(timeout: Double) async throws(CowatchError) {
         if try machine.join(now: monotonicNow()) != nil {
             joinRequested = true
+            joinSignal?.resume(())
             lastRefusal = nil
             publishSession()
         } else if machine.state == .joined {
@@ -102,14 +95,30 @@ extension RoomSession {
         perform(coordinator.setStatus(status))
     }
 
+    /// Returns once `done` holds for the session state (looked at again on every change).
+    /// Errors: `timeout`, or what `done` throws.
     func waitForSession(
         timeout: Double, until done: (SessionState) throws(CowatchError) -> Bool
     ) async throws(CowatchError) {
         let deadline = monotonicNow() + timeout
         while try !done(machine.state) {
-            guard monotonicNow() < deadline else { throw CowatchError(.timeout, "the room did not answer in time") }
-            try? await Task.sleep(for: .milliseconds(20))
+            let left = deadline - monotonicNow()
+            guard left > 0, !Task.isCancelled else { throw CowatchError(.timeout, "the room did not answer in time") }
+            let change = Reply<Void>()
+            sessionWatchers.append(change)
+            await change.wait(timeout: left, orElse: ())
         }
+    }
+
+    /// The group's state as the last applied action left it: what a reply to a group action
+    /// reports (the player itself follows a moment later, at the scheduled instant).
+    func groupState() -> (position: Double, paused: Bool, rate: Double)? {
+        guard isJoined, let current = coordinator.timelines?.current,
+            let reference = coordinator.referenceTime(atLocal: monotonicNow())
+        else { return nil }
+        // A start scheduled a little ahead is reported as done: that is what the action did.
+        let at = max(reference, current.reference)
+        return (current.position(at: at), !current.playing, current.rate)
     }
 
     // MARK: Status
@@ -125,7 +134,7 @@ extension RoomSession {
             "fallback_url": activity.fallbackURL.map(JSONValue.string) ?? .null,
             "opened_by": activity.openedBy.map(JSONValue.string) ?? .null,
         ]
-        if let loading { activityJSON["loading"] = .string(loading.url) }
+        if let load { activityJSON["loading"] = .string(load.current) }
         let status = coordinator.status
         var roomJSON: [String: JSONValue] = [
             "room": .string(room.room), "server": .string("\(room.serverHost):\(room.serverPort)"),
@@ -138,7 +147,12 @@ extension RoomSession {
                 "wait_timeout": .number(coordinator.policy.waitTimeout),
                 "managed": .bool(coordinator.policy.managed),
             ],
-            "ready": .bool(status.ready), "wait_for_me": .bool(userWaitForMe), "can_play": .bool(!cannotPlay),
+            // What the room is told (as in `get_participants`); `wait_for_me_setting` is the
+            // person's own choice, kept while this player cannot play.
+            "ready": .bool(status.ready), "wait_for_me": .bool(status.waitForMe),
+            "wait_for_me_setting": .bool(userWaitForMe), "can_play": .bool(!cannotPlay),
+            "last_error": connectFailure.map { ["code": .string($0.code.rawValue), "message": .string($0.message)] }
+                ?? .null,
             "role": .string(coordinator.role.rawValue), "managed": .bool(coordinator.policy.managed),
             "open_offer": openOfferJSON(),
             "stall": status.stall.map { .string($0.rawValue) } ?? .null,
@@ -156,7 +170,8 @@ extension RoomSession {
             ]
         }
         sections["drift"] = [
-            "error": .finite(coordinator.lastError), "source": .string(hasAudio ? "audio-pts" : "frames"),
+            // Only while the player follows a playing group: before anything plays there is no drift.
+            "error": .finite(isJoined && load == nil && !cannotPlay ? coordinator.lastError : nil), "source": .string(hasAudio ? "audio-pts" : "frames"),
             "nudges": .number(Double(coordinator.drift.nudges)), "seeks": .number(Double(coordinator.drift.seeks)),
             "player_speed": .finite(try? player.getDouble("speed")),
             "expected": .finite(coordinator.expectedPosition(atLocal: now)),

@@ -21,8 +21,8 @@ extension RoomSession {
 
         let id: Int
         let kind: Kind
-        /// Nil once the caller stopped waiting.
-        var waiter: CheckedContinuation<CowatchError?, Never>?
+        /// Resolved when answered, or when the caller stopped waiting (a tombstone then).
+        let reply: Reply<CowatchError?>
 
         /// True when `notice`, from `me`, is this request's outcome.
         func isAnswered(by notice: Notice, me: String) -> Bool {
@@ -63,26 +63,18 @@ extension RoomSession {
     }
 
     private func serverRequest(_ kind: ServerRequest.Kind, message: ClientMessage, timeout: Double) async throws(CowatchError) {
-        guard machine.state == .joined, let send else {
+        guard isJoined, let send else {
             throw CowatchError(.notInRoom, "not in the room (\(machine.state.name))")
         }
         nextServerRequestID += 1
-        let id = nextServerRequestID
-        let outcome = await withCheckedContinuation { continuation in
-            serverRequests.append(ServerRequest(id: id, kind: kind, waiter: continuation))
-            send(message)
-            Task { [weak self] in
-                try? await Task.sleep(for: .seconds(timeout))
-                await self?.expireServerRequest(id)
-            }
+        let reply = Reply<CowatchError?>()
+        serverRequests.append(ServerRequest(id: nextServerRequestID, kind: kind, reply: reply))
+        send(message)
+        if let outcome = await reply.wait(
+            timeout: timeout, orElse: CowatchError(.timeout, "the room server did not answer in time"))
+        {
+            throw outcome
         }
-        if let outcome { throw outcome }
-    }
-
-    private func expireServerRequest(_ id: Int) {
-        guard let index = serverRequests.firstIndex(where: { $0.id == id }) else { return }
-        serverRequests[index].waiter?.resume(returning: CowatchError(.timeout, "the room server did not answer in time"))
-        serverRequests[index].waiter = nil
     }
 
     /// A notice: settles the first open request it answers.
@@ -90,24 +82,24 @@ extension RoomSession {
         guard let index = serverRequests.firstIndex(where: { $0.isAnswered(by: notice, me: configuration.name) }) else {
             return
         }
-        serverRequests.remove(at: index).waiter?.resume(returning: nil)
+        serverRequests.remove(at: index).reply.resume(nil)
     }
 
     /// The room ended: every `end` succeeded (whoever's came first).
     func serverRequestsEnded() {
-        for request in serverRequests where request.kind == .end { request.waiter?.resume(returning: nil) }
+        for request in serverRequests where request.kind == .end { request.reply.resume(nil) }
         serverRequests.removeAll { $0.kind == .end }
     }
 
     /// A refusal without an action id: settles the oldest request.
     func serverRequestRefused(_ error: CowatchError) {
         guard !serverRequests.isEmpty else { return }
-        serverRequests.removeFirst().waiter?.resume(returning: error)
+        serverRequests.removeFirst().reply.resume(error)
     }
 
     /// The connection ended: nothing more will be answered.
     func failServerRequests(_ error: CowatchError) {
-        for request in serverRequests { request.waiter?.resume(returning: error) }
+        for request in serverRequests { request.reply.resume(error) }
         serverRequests = []
     }
 }

@@ -12,25 +12,31 @@ import Logging
 /// Threading: an actor. `run()` is its loop; `playerEvent` is fed by `PlayerController`;
 /// the request methods (in `RoomSession+Requests.swift`) serve control-socket commands.
 actor RoomSession {
-    let player: MpvPlayer
+    let player: any MediaPlayer
     let configuration: DaemonConfiguration
     let room: RoomSettings
     let events: EventHub
     let logger: Logger
 
+    // The room. `machine` is the one source of where this daemon stands (waiting, joined,
+    // invalidated); `isJoined` and `view` are read from it, never kept beside it.
     var coordinator: RoomCoordinator
     var machine: GroupSessionMachine
     /// Loads media; knows what the player has (the room's, after an `open`).
     let media: MediaLoader
-    /// The group's rate, readable without awaiting the actor: `get_status` and `state` events
-    /// report it rather than the player's momentary, drift-corrected speed.
-    nonisolated let groupRate = Locked<Double?>(nil)
-    /// False after `leave`, an end or a removal: playback commands then act on this player alone.
-    nonisolated let following = Locked(true)
+    /// What the rest of the daemon (the controller, outside this actor) sees of the room:
+    /// written only by `publishSession()` and `perform`, from `machine` and the group timeline.
+    nonisolated let view = Locked(RoomView())
+    /// The connection's writer while one is up (not a state: `isJoined` says whether to use it).
     var send: RoomConnection.Send?
     var publishedSession: SessionState?
     var leaveRequested = false
     var joinRequested = false
+    /// Wakes the room loop when `join` is asked for while it waits (out of the room, or
+    /// backing off before a reconnect).
+    var joinSignal: Reply<Void>?
+    /// Callers of `waitForSession`, woken on every session change to look again.
+    var sessionWatchers: [Reply<Void>] = []
     var endedBy: String?
     var lastFailure: CowatchError?
     /// When the server last said anything: a server that goes silent (frozen, a half-open link)
@@ -41,10 +47,11 @@ actor RoomSession {
     static let silenceLimit = 15.0
     /// The host printed its invite link (once, at its first join; on a terminal only, never a journal).
     var invitePrinted = false
-    /// The last TLS failure said out loud (retries of the same one stay quiet).
-    var lastTLSWarning: String?
-    /// Local requests waiting for the server: resumed with nil once applied, or with why not.
-    var actionWaiters: [Int: CheckedContinuation<CowatchError?, Never>] = [:]
+    /// Why the last attempt to reach the server failed, said out loud once per cause (retries of
+    /// the same one stay quiet); cleared once in the room. Also `room.last_error` in `get_status`.
+    var connectFailure: CowatchError?
+    /// Local requests waiting for the server: resolved with nil once applied, or with why not.
+    var actionWaiters: [Int: Reply<CowatchError?>] = [:]
     /// `end`, `op`, `deop` and `kick` in the order sent (see RoomSession+Roles.swift).
     var serverRequests: [ServerRequest] = []
     var nextServerRequestID = 0
@@ -60,35 +67,31 @@ actor RoomSession {
     /// only once a second: an operator's switch right after its op is judged by its new role.
     var recentRoles: [String: Role] = [:]
 
-    // The player, as the session sees it (see RoomSession+Player.swift).
-    var seeking = false
-    var seekStartedAt: Double?
-    var ourSeeks: [Double] = []
-    var recentPaused: [(value: Bool, at: Double)] = []
-    var recentSpeeds: [(value: Double, at: Double)] = []
-    var userSeekFrom: Double?
+    // The player, as the session sees it (see RoomSession+Player.swift); the logic is in the
+    // core's pure machines, this actor only feeds them.
+    /// Tells our own pause, speed and seek changes from the person's.
+    var echoes = PlayerEchoTracker()
+    /// A person's seeking at the player, until it becomes one group seek.
+    var userSeeks = UserSeekCoalescer()
+    /// Loading, buffering and slow seeks: what the room hears as our stall.
+    var stalls = StallTracker(slowSeek: 0.5)
     var frameClock = FrameEventClock()
     var hasAudio = false
-    var buffering = false
-    /// The activity whose media is being loaded, and how far loading got.
-    var loading: Activity?
-    var loadingFileLoaded = false
-    var loadingTriedFallback = false
-    /// Bumped per load, so a timeout only fails the load it was set for.
-    var loadGeneration = 0
+    /// The switch of media under way, for this activity.
+    var load: MediaLoad?
+    var loadActivity: Activity?
+    /// mpv's log lines while loading, to say why a load failed.
+    var loadLog = LoadFailureReason()
     /// The switched-to media could not be opened at all: the group need not wait for us until
     /// the next activity (the person's own "wait for me" setting is kept apart).
     var cannotPlay = false
     var userWaitForMe = true
-    /// The seek in flight was ordered by us (a group action or a drift correction): those are
-    /// covered by the room's own holds and never reported as a stall.
-    var seekIsOurs = false
 
-    /// Seconds a seek may take before this participant reports itself stalled (`seeking`).
-    static let slowSeek = 0.5
+    /// True when the server has welcomed this session and it has not ended.
+    var isJoined: Bool { machine.state == .joined }
 
     init(
-        player: MpvPlayer, configuration: DaemonConfiguration, room: RoomSettings, media: MediaLoader,
+        player: any MediaPlayer, configuration: DaemonConfiguration, room: RoomSettings, media: MediaLoader,
         events: EventHub, logger: Logger
     ) {
         self.player = player
@@ -150,14 +153,15 @@ actor RoomSession {
                 return .quit
             case .stayOut:
                 // Out of the room on purpose: wait for `join`.
-                while !joinRequested && !Task.isCancelled { try? await Task.sleep(for: .milliseconds(50)) }
+                while !joinRequested && !Task.isCancelled { await waitForJoinRequest(timeout: 3600) }
                 joinRequested = false
                 next = .connect(at: monotonicNow())
                 continue
             case .connect(let at):
+                // Backing off; `join` retries at once.
                 let wait = at - monotonicNow()
-                if wait > 0 { try? await Task.sleep(for: .seconds(wait)) }
-                if joinRequested { joinRequested = false }
+                if wait > 0, !joinRequested { await waitForJoinRequest(timeout: wait) }
+                joinRequested = false
             }
             guard !Task.isCancelled else { break }
             guard machine.connecting() else {
@@ -173,7 +177,7 @@ actor RoomSession {
                 end = .left
             }
             forgetSeeks()
-            if end == .lost, machine.state == .joined {
+            if end == .lost, isJoined {
                 publishError(CowatchError(.ioError, "lost the room server; reconnecting"))
             }
             next = machine.connectionEnded(end, now: monotonicNow())
@@ -187,11 +191,19 @@ actor RoomSession {
             }
             publishSession()
             let gone = CowatchError(.notInRoom, "the room connection ended before the server answered")
-            for waiter in actionWaiters.values { waiter.resume(returning: gone) }
+            for waiter in actionWaiters.values { waiter.resume(gone) }
             actionWaiters = [:]
             failServerRequests(gone)
         }
         return nil
+    }
+
+    /// Sleeps until `join` is asked for, or `timeout` seconds, or cancellation.
+    private func waitForJoinRequest(timeout: Double) async {
+        let signal = Reply<Void>()
+        joinSignal = signal
+        await signal.wait(timeout: timeout, orElse: ())
+        joinSignal = nil
     }
 
     /// One connection, from connect to close; says how it ended.
@@ -213,12 +225,7 @@ actor RoomSession {
         } catch {
             // Busy (caps, a room that opens when its host is in): try again with the backoff.
             if let failure = lastFailure, failure.code != .serverBusy { return .refused(failure) }
-            if let error = error as? CowatchError, error.code == .tlsFailed, error.message != lastTLSWarning {
-                // Said once per cause, not on every retry: a plaintext server, a wrong port.
-                lastTLSWarning = error.message
-                logger.warning("\(error.message)")
-                publishError(error)
-            }
+            if !isJoined { reportConnectFailure(error) }
             logger.debug("room connection ended", metadata: ["cowatch.room.error": "\(error)"])
             return .lost
         }
@@ -229,11 +236,29 @@ actor RoomSession {
     /// Ends a session when someone ended the activity.
     struct Ended: Error { let by: String }
 
+    /// A server that cannot be reached (nothing listens, the wrong port, a plaintext or foreign
+    /// server, a handshake that never finishes) is said at once, at the default log level and
+    /// as an error event — once per cause, while the daemon keeps retrying.
+    private func reportConnectFailure(_ error: any Error) {
+        let failure = (error as? CowatchError)
+            ?? CowatchError(.ioError, "cannot reach the room server at \(room.serverHost):\(room.serverPort): \(error)")
+        guard failure.message != connectFailure?.message else { return }
+        connectFailure = failure
+        logger.warning("\(failure.message) (\(failure.code.rawValue)); still trying")
+        publishError(failure)
+    }
+
+    /// Publishes the session state: the `view` others read, a `session` event on change, and
+    /// wakes whoever waits for a change.
     func publishSession() {
         let state = machine.state
-        following.withLock {
-            if case .invalidated(let reason) = state { $0 = reason == .serverGone } else { $0 = true }
+        view.withLock { view in
+            view.joined = state == .joined
+            if case .invalidated(let reason) = state { view.following = reason == .serverGone } else { view.following = true }
         }
+        let watchers = sessionWatchers
+        sessionWatchers = []
+        for watcher in watchers { watcher.resume(()) }
         guard state != publishedSession else { return }
         publishedSession = state
         var fields: [String: JSONValue] = ["state": .string(state.name)]
@@ -286,49 +311,53 @@ actor RoomSession {
         if let endedBy { throw Ended(by: endedBy) }
     }
 
-    private func tickLoop() async throws {
+    /// The session's clock: wakes every tick interval, or just in time for a scheduled start or
+    /// speed change, and runs `tick` on the actor.
+    private nonisolated func tickLoop() async throws {
         let interval = room.tickInterval
         while !Task.isCancelled {
             let now = monotonicNow()
-            if let transition = coordinator.nextTransition(afterLocal: now), transition < now + interval {
-                // Sleep to just before a scheduled start or speed change, then spin the last 2 ms:
-                // it must not inherit the scheduler's slack.
+            if let transition = await nextTransition(), transition < now + interval {
+                // Sleep to just before a scheduled start or speed change, then spin the last 2 ms
+                // (it must not inherit the scheduler's slack) — off the actor, which meanwhile
+                // keeps serving player events and requests.
                 let coarse = transition - 0.002
                 if coarse > now { try await Task.sleep(for: .seconds(coarse - now)) }
                 while monotonicNow() < transition {}
             } else {
                 try await Task.sleep(for: .seconds(interval))
             }
-            if leaveRequested {
-                leaveRequested = false
-                send?(.bye)
-                throw LeftRoom()
-            }
-            if !coordinator.isJoined, monotonicNow() - connectedAt > Self.silenceLimit {
-                throw CowatchError(.ioError, "the room server did not let us in within \(Int(Self.silenceLimit)) s")
-            }
-            if monotonicNow() - lastHeardAt > Self.silenceLimit {
-                // No welcome, no time replies, no participant lists: the server is gone or frozen.
-                throw CowatchError(.ioError, "the room server said nothing for \(Int(Self.silenceLimit)) s")
-            }
-            tick()
+            try await tick()
         }
     }
 
-    private func tick() {
+    private func nextTransition() -> Double? {
+        coordinator.nextTransition(afterLocal: monotonicNow())
+    }
+
+    private func tick() throws {
+        if leaveRequested {
+            leaveRequested = false
+            send?(.bye)
+            throw LeftRoom()
+        }
         let now = monotonicNow()
+        if !coordinator.isJoined, now - connectedAt > Self.silenceLimit {
+            throw CowatchError(.ioError, "the room server did not let us in within \(Int(Self.silenceLimit)) s")
+        }
+        if now - lastHeardAt > Self.silenceLimit {
+            // No welcome, no time replies, no participant lists: the server is gone or frozen.
+            throw CowatchError(.ioError, "the room server said nothing for \(Int(Self.silenceLimit)) s")
+        }
+        playerTick(now: now)
         updateStatus(now: now)
         perform(coordinator.tick(now: now, sample: sample()))
-        let cutoff = now - 2
-        ourSeeks.removeAll { $0 < cutoff }
-        recentPaused.removeAll { $0.at < cutoff }
-        recentSpeeds.removeAll { $0.at < cutoff }
     }
 
     // MARK: Carrying out actions
 
     func perform(_ actions: [RoomCoordinator.Action]) {
-        if let rate = coordinator.timelines?.current.rate { groupRate.withLock { $0 = rate } }
+        if let rate = coordinator.timelines?.current.rate { view.withLock { $0.groupRate = rate } }
         for action in actions {
             switch action {
             case .send(let message):
@@ -341,15 +370,16 @@ actor RoomSession {
                 }
                 publish(notice)
             case .actionApplied(let id):
-                actionWaiters.removeValue(forKey: id)?.resume(returning: nil)
+                actionWaiters.removeValue(forKey: id)?.resume(nil)
             case .actionRefused(let id, let error):
-                actionWaiters.removeValue(forKey: id)?.resume(returning: error)
+                actionWaiters.removeValue(forKey: id)?.resume(error)
                 showRefusal(error)
             case .refused(let error):
                 showRefusal(error)
             case .joined(let welcome):
                 machine.welcomed()
                 lastRefusal = nil
+                connectFailure = nil
                 publishSession()
                 logger.debug("joined room", metadata: ["cowatch.room.name": "\(welcome.room)"])
                 if room.hostPort != nil, !invitePrinted, isatty(STDOUT_FILENO) == 1, let invite = try? invite(host: nil) {

@@ -22,6 +22,15 @@ public struct MpvError: Error, Sendable, Hashable, CustomStringConvertible {
         code == MPV_ERROR_PROPERTY_UNAVAILABLE.rawValue || code == MPV_ERROR_PROPERTY_NOT_FOUND.rawValue
     }
 
+    /// "audio" or "video" when the code says that output could not start (the media may be fine).
+    public var failedOutput: String? {
+        switch code {
+        case MPV_ERROR_AO_INIT_FAILED.rawValue: "audio"
+        case MPV_ERROR_VO_INIT_FAILED.rawValue: "video"
+        default: nil
+        }
+    }
+
     public var description: String { "\(operation): \(reason)" }
 
     /// Throws when `status` is an mpv error code (negative).

@@ -96,6 +96,24 @@ struct GroupSessionMachineTests {
         #expect(step20 == .connect(at: 200.25))
     }
 
+    @Test("a server never reached leaves the session waiting (not 'server gone'), retrying with backoff")
+    func neverReached() {
+        var machine = GroupSessionMachine()
+        let r1 = machine.connecting()
+        #expect(r1)
+        let first = machine.connectionEnded(.lost, now: 10)
+        #expect(first == .connect(at: 10.25))
+        #expect(machine.state == .waiting)
+        let r2 = machine.connecting()
+        #expect(r2)
+        let second = machine.connectionEnded(.lost, now: 11)
+        #expect(second == .connect(at: 11.5))
+        #expect(machine.state == .waiting)
+        machine.welcomed()
+        _ = machine.connectionEnded(.lost, now: 20)
+        #expect(machine.state == .invalidated(.serverGone))
+    }
+
     @Test("join while the server is gone retries now, without waiting out the backoff")
     func joinWhileGone() throws {
         var machine = joined()

@@ -8,6 +8,7 @@
 /// - `joined` → `invalidated(left)` on leave (stay out until join);
 /// - any → `invalidated(ended-by X)` when X ends the activity (then keep the player, or quit);
 /// - `joined`/`waiting` → `invalidated(server-gone)` when the link drops (reconnect with backoff);
+///   before the first welcome the session stays `waiting` (a server never reached is not gone);
 /// - `waiting` → `invalidated(name-taken | auth-failed | room-full | unsupported-version)`: stop
 ///   the daemon, except `name-taken` and `room-full` once this daemon has been in the room
 ///   (a rejoin or a reconnect): then stay out until join, which may try again;
@@ -115,7 +116,8 @@ public struct GroupSessionMachine: Sendable {
             return .stayOut
         case .lost:
             if case .invalidated(let reason) = state, reason != .serverGone { return .stayOut }
-            state = .invalidated(.serverGone)
+            // A server never reached is not "gone": the session is still waiting to get in.
+            state = hasJoined ? .invalidated(.serverGone) : .waiting
             let at = now + backoff
             backoff = min(backoff * 2, configuration.maxBackoff)
             return .connect(at: at)

@@ -32,13 +32,15 @@ public enum MediaTime {
         return Argument(seconds: sign * total, relative: relative)
     }
 
-    /// Formats seconds as `h:mm:ss`, as mpv's OSD does; negative values get a `-`.
-    /// With `fraction` digits, seconds carry that many decimals.
+    /// Formats seconds as `h:mm:ss`, as mpv's OSD does (truncated, never rounded up: 3.56 s is
+    /// `0:00:03`, the frame mpv shows); negative values get a `-`. With `fraction` digits,
+    /// seconds carry that many decimals.
     public static func format(_ seconds: Double, fraction: Int = 0) -> String {
         guard seconds.isFinite else { return "--:--" }
         let negative = seconds < 0
         let scale = pow10(fraction)
-        let scaled = (abs(seconds) * scale).rounded()
+        // The tiny slack keeps 4.0 stored as 3.9999999 at 4.
+        let scaled = (abs(seconds) * scale + 1e-6).rounded(.down)
         let whole = Int(scaled / scale)
         let hours = whole / 3600
         let minutes = (whole % 3600) / 60

@@ -412,7 +412,10 @@ public struct RoomCoordinator: Sendable {
     ) -> [Action] {
         var actions: [Action] = []
         let error = sample.position - expected.position
-        lastError = error
+        // Drift is what playing players measure; a paused one shows a whole frame, up to a
+        // frame off the group's instant, and that is no drift to report ("drift 21 ms" before
+        // anything plays).
+        lastError = expected.playing ? error : nil
         if !expected.playing {
             if !sample.paused { actions.append(.player(.setPaused(true))) }
             if abs(sample.speed - ruling.rate) > 1e-9 { actions.append(.player(.setSpeed(ruling.rate))) }

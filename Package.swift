@@ -120,6 +120,12 @@ let package = Package(
             ],
             swiftSettings: strict
         ),
+        // The daemon's logic on a simulated player, with a real room server in process.
+        .testTarget(
+            name: "CowatchDaemonTests",
+            dependencies: ["CowatchDaemon", "CowatchMpv", "CowatchNet", "CowatchClient", "CowatchCore"],
+            swiftSettings: strict
+        ),
         .testTarget(
             name: "CowatchIntegrationTests",
             dependencies: ["CowatchTestSupport", "CowatchClient", "CowatchCore"],

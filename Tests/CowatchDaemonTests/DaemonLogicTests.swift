@@ -1,0 +1,129 @@
+@testable import CowatchDaemon
+import CowatchClient
+import CowatchCore
+import CowatchMpv
+import CowatchNet
+import Testing
+
+/// The daemon's logic against a simulated player: the start-up load, failure reasons, replies
+/// built from the group's applied state, and a person's seeking at the player.
+@Suite("Daemon logic on a simulated player")
+struct DaemonLogicTests {
+    static var notFound: SimulatedPlayer.Source {
+        SimulatedPlayer.Source(failure: (-13, [
+            .init(level: "error", prefix: "ffmpeg", text: "http: HTTP error 404 Not Found"),
+            .init(level: "error", prefix: "stream", text: "Failed to open http://127.0.0.1:9/x.mkv."),
+            .init(level: "error", prefix: "ytdl_hook", text: "youtube-dl failed: unexpected error occurred"),
+        ]))
+    }
+
+    @Test("a 404 is reported as mpv's HTTP error, not youtube-dl's failure after it")
+    func notFoundReason() async throws {
+        let player = SimulatedPlayer(sources: ["http://127.0.0.1:9/x.mkv": Self.notFound])
+        do {
+            let daemon = try await DaemonUnderTest(name: "a", media: "http://127.0.0.1:9/x.mkv", player: player)
+            await daemon.stop()
+            Issue.record("the load should have failed")
+        } catch let error as CowatchError {
+            #expect(error.code == .mediaUnavailable)
+            #expect(error.message.contains("HTTP error 404"))
+            #expect(!error.message.contains("youtube-dl"))
+        }
+    }
+
+    @Test("a video output that cannot start blames the output, not the film")
+    func outputFailure() async throws {
+        let broken = SimulatedPlayer.Source(failure: (-15, [
+            .init(level: "error", prefix: "vo", text: "Error opening/initializing the selected video_out (--vo) device."),
+        ]))
+        let player = SimulatedPlayer(sources: ["film.mkv": broken])
+        do {
+            let daemon = try await DaemonUnderTest(name: "a", media: "film.mkv", player: player)
+            await daemon.stop()
+            Issue.record("the load should have failed")
+        } catch let error as CowatchError {
+            #expect(error.code == .playerError)
+            #expect(error.message.contains("video output"))
+            #expect(!error.message.contains("cannot open film.mkv"))
+        }
+    }
+
+    @Test("the fallback serves when the media fails; a source that never answers times out")
+    func fallbackAndTimeout() async throws {
+        let player = SimulatedPlayer(sources: ["http://127.0.0.1:9/x.mkv": Self.notFound])
+        let daemon = try await DaemonUnderTest(
+            name: "a", media: "http://127.0.0.1:9/x.mkv", fallback: "backup.mkv", player: player)
+        #expect(daemon.controller.media.current == "backup.mkv")
+        await daemon.stop()
+
+        let silent = SimulatedPlayer(sources: ["http://10.255.255.1/x.mkv": .init(silent: true)])
+        let started = monotonicNow()
+        do {
+            let daemon = try await DaemonUnderTest(name: "b", media: "http://10.255.255.1/x.mkv", player: silent, openTimeout: 0.3)
+            await daemon.stop()
+            Issue.record("the load should have timed out")
+        } catch let error as CowatchError {
+            #expect(error.code == .timeout)
+            #expect(monotonicNow() - started < 3)
+        }
+    }
+
+    @Test("replies to group actions show the state the action left, not the one before it")
+    func replyAfterAction() async throws {
+        let server = try await InProcessServer()
+        defer { server.stop() }
+        let alice = try await DaemonUnderTest(name: "alice", room: "r", server: server.port)
+        let bob = try await DaemonUnderTest(name: "bob", room: "r", server: server.port)
+        try await alice.joined()
+        try await bob.joined()
+        // The clock estimate needs a few probes before actions are accepted.
+        #expect(await eventually(timeout: 5) { (try? await alice.request(.getStatus).get())?["clock"] != nil })
+
+        let played = try await alice.request(.play).get()
+        #expect(played["paused"] == false)
+        let seeked = try await alice.request(.seek(seconds: 10, mode: .relative)).get()
+        let position = seeked["position"]?.numberValue ?? -1
+        #expect(position >= 10 && position < 11.5)
+        let paused = try await bob.request(.pause).get()
+        #expect(paused["paused"] == true)
+        // And the players get there.
+        #expect(await eventually { alice.player.isPaused && bob.player.isPaused })
+        #expect(abs(alice.player.position - bob.player.position) < 0.1)
+        await alice.stop()
+        await bob.stop()
+    }
+
+    @Test("a person dragging the seek bar makes one group seek; a drag back to where it began makes none")
+    func dragCoalesced() async throws {
+        let server = try await InProcessServer()
+        defer { server.stop() }
+        let alice = try await DaemonUnderTest(name: "alice", room: "drag", server: server.port)
+        let bob = try await DaemonUnderTest(name: "bob", room: "drag", server: server.port)
+        try await alice.joined()
+        try await bob.joined()
+        #expect(await eventually(timeout: 5) { (try? await bob.request(.getStatus).get())?["clock"] != nil })
+        let received = Locked<[ControlEvent]>([])
+        _ = bob.hub.subscribe { event in received.withLock { $0.append(event) } }
+
+        for step in 1...30 {
+            alice.player.personSeeks(to: Double(step))
+            try await Task.sleep(for: .milliseconds(15))
+        }
+        // The gesture ends 0.2 s after its last landing; give the room time to carry it out.
+        try await Task.sleep(for: .seconds(1.5))
+        let seeks = received.withLock { $0 }.filter { $0.name == "notice" && $0.fields["action"] == "seek" }
+        #expect(seeks.count == 1)
+        #expect(seeks.first?.fields["to"]?.numberValue.map { abs($0 - 30) < 0.01 } == true)
+        #expect(await eventually { abs(bob.player.position - 30) < 0.1 })
+
+        // There and back again: no seek for anyone.
+        let before = bob.player.orderedSeeks
+        alice.player.personSeeks(to: 45)
+        try await Task.sleep(for: .milliseconds(30))
+        alice.player.personSeeks(to: 30.02)
+        try await Task.sleep(for: .milliseconds(600))
+        #expect(bob.player.orderedSeeks == before)
+        await alice.stop()
+        await bob.stop()
+    }
+}

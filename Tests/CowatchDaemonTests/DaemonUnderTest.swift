@@ -1,0 +1,105 @@
+@testable import CowatchDaemon
+import CowatchClient
+import CowatchCore
+import CowatchMpv
+import CowatchNet
+import Foundation
+import Logging
+
+/// One daemon's logic — `PlayerController` and, in a room, `RoomSession` — on a simulated
+/// player, in this process; the room server is the real one on loopback.
+///
+/// Threading: use from one test task; `stop()` at the end.
+final class DaemonUnderTest: Sendable {
+    let player: SimulatedPlayer
+    let controller: PlayerController
+    let hub = EventHub()
+    let session: RoomSession?
+    private let tasks: Locked<[Task<Void, Never>]> = Locked([])
+
+    /// Opens `media` (throws what `open()` throws); joins `room` on `server` when given.
+    init(
+        name: String, media: String = "sim://film", fallback: String? = nil, player: SimulatedPlayer = SimulatedPlayer(),
+        openTimeout: Double = 2, room: String? = nil, server: Int? = nil
+    ) async throws {
+        self.player = player
+        var configuration = DaemonConfiguration(
+            media: media, name: name, controlPath: "/nonexistent/\(name).sock", osd: true, seekTimeout: 5,
+            openTimeout: openTimeout)
+        configuration.fallbackURL = fallback
+        let logger = Logger(label: "test.\(name)")
+        controller = PlayerController(player: player, configuration: configuration, events: hub, logger: logger)
+        let controller = controller
+        tasks.withLock { $0.append(Task { await controller.runEvents() }) }
+        if let room, let server {
+            var settings = RoomSettings(room: room, serverHost: "127.0.0.1", serverPort: server)
+            settings.tls = false
+            settings.managed = false
+            session = RoomSession(
+                player: player, configuration: configuration, room: settings, media: controller.media, events: hub,
+                logger: logger)
+        } else {
+            session = nil
+        }
+        do {
+            try await controller.open()
+        } catch {
+            await stop()
+            throw error
+        }
+        if let session {
+            let stream = await controller.attach(room: session)
+            tasks.withLock {
+                $0.append(Task { await session.consume(stream) })
+                $0.append(Task { _ = await session.run() })
+            }
+        }
+    }
+
+    /// Waits until the server welcomed this daemon.
+    func joined(timeout: Double = 10) async throws {
+        let deadline = monotonicNow() + timeout
+        while session?.view.withLock({ $0.joined }) != true {
+            guard monotonicNow() < deadline else { throw CowatchError(.timeout, "not joined in \(timeout) s") }
+            try await Task.sleep(for: .milliseconds(10))
+        }
+    }
+
+    /// A control request, as the socket would pass it.
+    func request(_ command: ControlCommand) async -> Result<JSONValue, CowatchError> {
+        await controller.handle(ControlRequest(command: command)).result
+    }
+
+    func stop() async {
+        for task in tasks.withLock({ $0 }) { task.cancel() }
+        await player.shutdown()
+    }
+}
+
+/// A room server on a loopback port, in this process.
+final class InProcessServer: Sendable {
+    let port: Int
+    private let task: Task<Void, Never>
+
+    init() async throws {
+        let bound = Reply<Int>()
+        let server = RoomServer(
+            host: "127.0.0.1", port: 0, identity: nil, logger: Logger(label: "test.server"),
+            onBound: { _, port in bound.resume(port) })
+        task = Task { try? await server.run() }
+        port = await bound.wait(timeout: 10, orElse: -1)
+        guard port > 0 else { throw CowatchError(.timeout, "the room server did not bind") }
+    }
+
+    func stop() { task.cancel() }
+}
+
+/// Polls `condition` every 10 ms until it holds or `timeout` passes.
+func eventually(timeout: Double = 5, _ condition: () async throws -> Bool) async rethrows -> Bool {
+    let deadline = monotonicNow() + timeout
+    while monotonicNow() < deadline {
+        if try await condition() { return true }
+        try? await Task.sleep(for: .milliseconds(10))
+    }
+    return try await condition()
+}

@@ -68,7 +68,7 @@ public enum Daemon {
                 }
                 let session = RoomSession(
                     player: player, configuration: configuration, room: room, media: controller.media,
-                    events: hub, logger: logger)
+                    events: hub, logger: logger, probe: .mpv(options: configuration.mpvOptions, logger: logger))
                 let playerEvents = await controller.attach(room: session)
                 // Returning normally means "quit" (someone ended the activity and on-end is quit).
                 services.append(.init(

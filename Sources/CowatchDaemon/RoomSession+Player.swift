@@ -107,7 +107,12 @@ extension RoomSession {
         case .startFile:
             if load != nil { loadLog.reset() }
         case .log(let level, let prefix, let text):
-            if load != nil { loadLog.logged(.init(level: level, prefix: prefix, text: text)) }
+            let line = LoadFailureReason.Line(level: level, prefix: prefix, text: text)
+            if load != nil { loadLog.logged(line) }
+            if prefix.hasPrefix("ffmpeg") {
+                recentLibavLog.append((now, line))
+                if recentLibavLog.count > 16 { recentLibavLog.removeFirst() }
+            }
         case .seek:
             let ours = echoes.seekReported(now: now)
             stalls.seekStarted(ours: ours, now: now)

@@ -43,10 +43,11 @@ extension RoomSession {
             request = coordinator.request(.speed, position: nil, rate: rate, now: now)
         case .open(let open):
             try checkOwnOpen(open)
+            try await checkOpens(open)
             let activity = Activity(
                 url: open.url, title: open.title, type: open.type ?? coordinator.activity.type,
                 fallbackURL: open.fallbackURL)
-            request = coordinator.request(.open, position: nil, activity: activity, now: now)
+            request = coordinator.request(.open, position: nil, activity: activity, now: monotonicNow())
         default:
             throw CowatchError(.invalidRequest, "\(command.name) is not a group action")
         }
@@ -57,6 +58,28 @@ extension RoomSession {
             timeout: seekTimeout, orElse: CowatchError(.timeout, "the room server did not confirm the action in time"))
         actionWaiters[request.id] = nil
         if let outcome { throw outcome }
+    }
+
+    /// Our own `open` switches everyone: first make sure the media (or its fallback) opens at all,
+    /// so a URL nobody can load leaves the room where it was. Errors: `media-unavailable`,
+    /// `timeout` (the room stays on its media).
+    private func checkOpens(_ open: ControlCommand.OpenRequest) async throws(CowatchError) {
+        guard let probe else { return }
+        // Bounded well within a control client's patience (10 s by default).
+        let timeout = min(configuration.openTimeout, 8)
+        let started = monotonicNow()
+        guard var failure = await probe.check(open.url, timeout: timeout) else { return }
+        // The probe's own FFmpeg lines (an HTTP status) reach our player's log, not the probe's.
+        var libav = LoadFailureReason()
+        for entry in recentLibavLog where entry.at >= started { libav.logged(entry.line) }
+        if failure.code == .mediaUnavailable, !failure.message.contains("HTTP error"),
+            let explained = Optional(libav.explain(url: open.url, mpvReason: "loading failed")),
+            explained.message.contains("HTTP error")
+        {
+            failure = explained
+        }
+        if let fallback = open.fallbackURL, await probe.check(fallback, timeout: timeout) == nil { return }
+        throw CowatchError(failure.code, "\(failure.message); nobody was switched, the room stays on \(coordinator.activity.displayTitle)")
     }
 
     /// `leave`: stop following the group; the player stays where it is; the others hear "left".

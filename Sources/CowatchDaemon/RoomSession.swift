@@ -87,14 +87,21 @@ actor RoomSession {
     var cannotPlay = false
     var userWaitForMe = true
 
+    /// Tries media before our own `open` switches the room to it (nil: no check).
+    let probe: MediaProbe?
+    /// FFmpeg's recent warnings and errors, whichever player caused them: libav's log is
+    /// process-wide and mpv routes it to the first player, so a probe's HTTP status lands here.
+    var recentLibavLog: [(at: Double, line: LoadFailureReason.Line)] = []
+
     /// True when the server has welcomed this session and it has not ended.
     var isJoined: Bool { machine.state == .joined }
 
     init(
         player: any MediaPlayer, configuration: DaemonConfiguration, room: RoomSettings, media: MediaLoader,
-        events: EventHub, logger: Logger
+        events: EventHub, logger: Logger, probe: MediaProbe? = nil
     ) {
         self.player = player
+        self.probe = probe
         self.configuration = configuration
         self.room = room
         self.media = media

@@ -27,7 +27,8 @@ public final class SlowMediaServer: @unchecked Sendable {
     public let port: Int
     /// The served file's path, as given.
     public let file: String
-    /// `http://127.0.0.1:PORT/NAME` where NAME is the served file's name; any path serves the file.
+    /// `http://127.0.0.1:PORT/NAME` where NAME is the served file's name; any path serves the file,
+    /// except those starting with `/missing`, which answer 404 (a URL nobody can open).
     public let url: String
     private let listener: Int32
     private let fileDescriptor: Int32
@@ -237,6 +238,7 @@ public final class SlowMediaServer: @unchecked Sendable {
         guard method == "GET" || method == "HEAD" else {
             return plain(405, "Method Not Allowed", extra: "Allow: GET, HEAD\r\n")
         }
+        if requestLine[1].hasPrefix("/missing") { return plain(404, "Not Found") }
         var rangeValue: String?
         for line in lines.dropFirst() {
             guard let colon = line.firstIndex(of: ":") else { continue }

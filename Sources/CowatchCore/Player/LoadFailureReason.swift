@@ -39,7 +39,8 @@ public struct LoadFailureReason: Sendable {
     /// The error for a failed load of `url`, `mpvReason` being `end-file`'s own reason and
     /// `failedOutput` "audio" or "video" when its code says an output failed to start.
     public func explain(url: String, mpvReason: String?, failedOutput: String? = nil) -> CowatchError {
-        let errors = lines.filter { $0.level == "error" || $0.level == "fatal" }
+        // An HTTP status is the cause whatever level mpv's ffmpeg layer gave it.
+        let errors = lines.filter { $0.level == "error" || $0.level == "fatal" || $0.text.contains("HTTP error") }
         let outputLine = errors.first(where: Self.isOutputFailure)
         if failedOutput != nil || outputLine != nil {
             let which = failedOutput

@@ -55,7 +55,7 @@ public enum RoomConnection {
                     }
                 }
         } catch {
-            throw CowatchError(.ioError, "cannot reach the room server at \(host):\(port): \(error)")
+            throw CowatchError(.ioError, "cannot reach the room server at \(host):\(port): \(Self.describeConnectFailure(error))")
         }
         return try await channel.executeThenClose { inbound, outbound in
             let fingerprint = try await tls?.handshake().text ?? ""
@@ -95,5 +95,22 @@ public enum RoomConnection {
                 return try await body(messages, { outgoingContinuation.yield($0) }, fingerprint)
             }
         }
+    }
+}
+
+extension RoomConnection {
+    /// A connect failure in a person's words (NIO's own text names internal types).
+    static func describeConnectFailure(_ error: any Error) -> String {
+        let text = "\(error)"
+        let known: [(String, String)] = [
+            ("Connection refused", "connection refused (is cowatch-server running there, on that port?)"),
+            ("No route to host", "no route to host"),
+            ("Network is unreachable", "the network is unreachable"),
+            ("timed out", "timed out"),
+            ("Name or service not known", "unknown host name"),
+            ("nodename nor servname", "unknown host name"),
+        ]
+        for (needle, words) in known where text.contains(needle) { return words }
+        return text
     }
 }

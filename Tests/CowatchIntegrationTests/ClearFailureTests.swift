@@ -1,0 +1,119 @@
+import CowatchClient
+import CowatchCore
+import CowatchTestSupport
+import Foundation
+import Testing
+
+/// What a person sees when something is wrong, with real processes: a server that is not there
+/// or is not a Cowatch server is said at once; an `open` nobody can load fails and leaves the
+/// room where it was; the CLI's answers describe the state an action left.
+@Suite("Clear failures and answers")
+struct ClearFailureTests {
+    @Test("no server, or an HTTP server on the port: said within seconds; the session stays waiting")
+    func unreachable() throws {
+        let media = try TestMedia.audioVideo()
+        let port = freeLoopbackPort()
+        let lonely = try DaemonProcess(name: "lonely", media: media, extraArguments: ["--join", "127.0.0.1:\(port)", "--room", "r"])
+        let web = try AnsweringWebServer()
+        let lost = try DaemonProcess(name: "lost", media: media, extraArguments: ["--join", "127.0.0.1:\(web.port)", "--room", "r"])
+        defer {
+            _ = lonely.terminate()
+            _ = lost.terminate()
+            web.close()
+        }
+        let deadline = monotonicNow() + 5
+        while monotonicNow() < deadline, !(lonely.stderr.contains("cannot reach") && lost.stderr.contains("without TLS")) {
+            sleepSeconds(0.05)
+        }
+        #expect(lonely.stderr.contains("cannot reach the room server at 127.0.0.1:\(port)"))
+        #expect(lonely.stderr.contains("connection refused"))
+        #expect(lost.stderr.contains("answered without TLS"))
+        for daemon in [lonely, lost] {
+            let room = try daemon.client().status().extra["room"]?.objectValue ?? [:]
+            #expect(room["session"] == "waiting")  // never in the room: not "server-gone"
+            #expect(room["last_error"]?.objectValue?["code"] != nil)
+        }
+        // Said once, not on every retry.
+        sleepSeconds(1.5)
+        #expect(lonely.stderr.components(separatedBy: "cannot reach").count == 2)
+    }
+
+    @Test("open of a URL nobody can load fails with the reason (exit 1) and the room stays on its media; replies show the new state")
+    func unopenable() throws {
+        let media = try TestMedia.audioVideo()
+        let server = try ServerProcess()
+        let web = try SlowMediaServer(file: media)
+        defer { web.close() }
+        let arguments = ["--join", server.address, "--room", "broken"]
+        let alice = try DaemonProcess(name: "alice", media: media, extraArguments: arguments)
+        let bob = try DaemonProcess(name: "bob", media: media, extraArguments: arguments)
+        let client = try alice.client()
+        let deadline = monotonicNow() + 15
+        while monotonicNow() < deadline, try client.request(.getParticipants).arrayValue?.count != 2 { sleepSeconds(0.05) }
+        sleepSeconds(0.5)  // the room's clock
+
+        let played = try runCowatch(["play", "--socket", alice.controlPath])
+        #expect(played.status == 0)
+        #expect(played.stdout.contains("playing"), "cowatch play answered \(played.stdout)")
+        let seeked = try runCowatch(["seek", "20", "--socket", alice.controlPath])
+        #expect(seeked.stdout.contains("0:00:20"), "cowatch seek 20 answered \(seeked.stdout)")
+
+        let missing = "http://127.0.0.1:\(web.port)/missing/film.mkv"
+        let opened = try runCowatch(["open", missing, "--socket", alice.controlPath])
+        #expect(opened.status != 0)
+        #expect(opened.stderr.contains("404"), "cowatch open said \(opened.stderr)")
+        #expect(!opened.stderr.contains("youtube-dl"))
+        #expect(opened.stderr.contains("stays on"))
+        for daemon in [alice, bob] {
+            let status = try daemon.client().status()
+            #expect(status.extra["room"]?.objectValue?["activity"]?.objectValue?["id"] == 0)
+            #expect(status.position != nil)
+        }
+        // The room still plays, together.
+        let before = try bob.client().status().position ?? 0
+        sleepSeconds(0.5)
+        #expect((try bob.client().status().position ?? 0) > before + 0.2)
+    }
+}
+
+/// A web server on a loopback port that answers anything with `400 Bad Request` and closes, as
+/// most HTTP servers do to a TLS hello.
+final class AnsweringWebServer: Sendable {
+    let port: Int
+    private let listener: Int32
+
+    init() throws {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer in
+                bind(fd, pointer, length) == 0 && listen(fd, 16) == 0 && getsockname(fd, pointer, &length) == 0
+            }
+        }
+        guard bound else {
+            Glibc.close(fd)
+            throw TestFailure("cannot listen on loopback")
+        }
+        listener = fd
+        port = Int(UInt16(bigEndian: address.sin_port))
+        Thread.detachNewThread {
+            while true {
+                let connection = accept(fd, nil, nil)
+                if connection < 0 { return }
+                var buffer = [UInt8](repeating: 0, count: 4096)
+                _ = recv(connection, &buffer, buffer.count, 0)
+                let answer = Array("HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\nConnection: close\r\n\r\n".utf8)
+                _ = send(connection, answer, answer.count, Int32(MSG_NOSIGNAL))
+                Glibc.close(connection)
+            }
+        }
+    }
+
+    func close() {
+        shutdown(listener, Int32(SHUT_RDWR))
+        Glibc.close(listener)
+    }
+}

@@ -72,8 +72,8 @@ extension RoomSession {
         // The probe's own FFmpeg lines (an HTTP status) reach our player's log, not the probe's.
         var libav = LoadFailureReason()
         for entry in recentLibavLog where entry.at >= started { libav.logged(entry.line) }
+        let explained = libav.explain(url: open.url, mpvReason: "loading failed")
         if failure.code == .mediaUnavailable, !failure.message.contains("HTTP error"),
-            let explained = Optional(libav.explain(url: open.url, mpvReason: "loading failed")),
             explained.message.contains("HTTP error")
         {
             failure = explained

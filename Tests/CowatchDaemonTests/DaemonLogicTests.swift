@@ -64,7 +64,7 @@ struct DaemonLogicTests {
             Issue.record("the load should have timed out")
         } catch let error as CowatchError {
             #expect(error.code == .timeout)
-            #expect(monotonicNow() - started < 3)
+            #expect(monotonicNow() - started < 10)  // 0.3 s timeout; generous for a loaded machine
         }
     }
 

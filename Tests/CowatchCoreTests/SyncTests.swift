@@ -232,6 +232,22 @@ struct RoomCoordinatorTests {
         #expect(coordinator.drift.seeks == 1)
     }
 
+    @Test("a paused group reports no drift (a paused player shows a whole frame, not drift)")
+    func noDriftWhilePaused() {
+        let timeline = GroupTimeline(seq: 3, position: 4.021, reference: Self.offset - 5, rate: 1, playing: false)
+        var coordinator = joined(timeline: timeline, at: 0)
+        var player = SimulatedPlayer()
+        player.position = 4.0  // the frame before the group's instant
+        var sent: [ClientMessage] = []
+        _ = run(&coordinator, &player, from: 0, seconds: 2, sent: &sent)
+        #expect(coordinator.lastError == nil)
+        let reports = sent.compactMap { message -> Double?? in
+            if case .report(let drift, _) = message { return drift } else { return nil }
+        }
+        #expect(!reports.isEmpty)
+        #expect(reports.allSatisfy { $0 == nil })
+    }
+
     @Test("over a jittery, lossy network the player still locks within the clock's uncertainty", arguments: [1, 2, 3] as [UInt64])
     func jitteryLossyNetwork(seed: UInt64) throws {
         var random = SeededRandom(seed: seed)

@@ -76,6 +76,62 @@ struct ClearFailureTests {
     }
 }
 
+extension ClearFailureTests {
+    @Test("a video output that cannot start blames the output, not the film")
+    func brokenOutput() throws {
+        let media = try TestMedia.audioVideo()
+        // xv needs an X display, which the test machine does not have.
+        let daemon = try DaemonProcess(
+            name: "novo", media: media, extraArguments: ["--mpv", "vo=xv"], waitUntilReady: false)
+        let status = daemon.waitForExit(timeout: 20)
+        #expect(status != nil && status != 0)
+        #expect(daemon.stderr.contains("video output could not start (--vo)"), "stderr: \(daemon.stderr)")
+        #expect(!daemon.stderr.contains("cannot open"))
+    }
+
+    @Test("dragging the seek bar in mpv: one group seek for the drag, none for a drag back to where it began")
+    func seekBarDrag() throws {
+        let media = try TestMedia.audioVideo()
+        let server = try ServerProcess()
+        let arguments = ["--join", server.address, "--room", "drag", "--no-osd"]
+        let alice = try DaemonProcess(name: "alice", media: media, extraArguments: arguments)
+        let bob = try DaemonProcess(name: "bob", media: media, extraArguments: arguments)
+        let bobClient = try bob.client()
+        let deadline = monotonicNow() + 15
+        while monotonicNow() < deadline, try bobClient.request(.getParticipants).arrayValue?.count != 2 { sleepSeconds(0.05) }
+        let events = try bob.client()
+        _ = try events.status()
+        sleepSeconds(0.5)  // the room's clock
+
+        // mpv's own IPC stands in for the mouse: 25 keyframe seeks 30 ms apart, as a drag makes.
+        let player = try ControlClient(path: alice.mpvSocket)
+        for step in 1...25 {
+            try player.request(["seek", .number(Double(step)), "absolute+keyframes"])
+            sleepSeconds(0.03)
+        }
+        var seeks = 0
+        let until = monotonicNow() + 3
+        while monotonicNow() < until {
+            if let event = try events.waitForEvent(named: "notice", timeout: max(0.05, until - monotonicNow())),
+                event.fields["action"] == "seek"
+            {
+                seeks += 1
+            }
+        }
+        #expect(seeks == 1)
+        let landed = try bobClient.waitForStatus(timeout: 5) { abs(($0.position ?? 0) - 25) < 1.5 }
+        #expect(abs((landed.position ?? 0) - 25) < 1.5)
+
+        // Away and straight back: nobody hears of it.
+        try player.request(["seek", 60, "absolute"])
+        sleepSeconds(0.05)
+        let back = try alice.client().status().extra["drift"]?.objectValue?["expected"]?.numberValue ?? 25
+        try player.request(["seek", .number(back), "absolute"])
+        let stray = try events.waitForEvent(named: "notice", timeout: 2) { $0.fields["action"] == "seek" }
+        #expect(stray == nil, "unexpected \(String(describing: stray?.fields))")
+    }
+}
+
 /// A web server on a loopback port that answers anything with `400 Bad Request` and closes, as
 /// most HTTP servers do to a TLS hello.
 final class AnsweringWebServer: Sendable {

@@ -46,7 +46,7 @@ public struct LoadFailureReason: Sendable {
             let which = failedOutput
                 ?? (outputLine.map { $0.prefix.hasPrefix("ao") || $0.text.contains("audio") } == true ? "audio" : "video")
             let option = which == "audio" ? "--ao" : "--vo"
-            let detail = outputLine.map { ": \($0.text)" } ?? ""
+            let detail = outputLine.map { ": " + ($0.text.hasSuffix(".") ? String($0.text.dropLast()) : $0.text) } ?? ""
             return CowatchError(
                 .playerError, "the player's \(which) output could not start (\(option))\(detail); the media is not the cause")
         }

@@ -27,7 +27,7 @@ struct Cost: ParsableCommand {
             return process
         })
         log("cowatchd alone")
-        var keep: [DaemonProcess] = []  // a DaemonProcess kills its process when released (a room keeps its own)
+        var keep: [DaemonProcess] = []  // a DaemonProcess kills its process when released
         let alone = try measure(launch: {
             let daemon = try DaemonProcess(name: "cost", media: media)
             keep.append(daemon)

@@ -3,44 +3,17 @@ import CowatchCore
 import CowatchTestSupport
 import Foundation
 
-/// A server and a room of headless daemons for one scenario.
-final class BenchRoom {
-    let server: ServerProcess
-    var daemons: [DaemonProcess] = []
-    var clients: [ControlClient] = []
-    /// The observer's view: each player's own mpv IPC socket.
-    var probes: [ControlClient] = []
-    let media: String
-    let name: String
-    /// Given to every viewer (e.g. `--no-tls` with a plaintext server).
-    let viewerArguments: [String]
+/// A server and a room of headless daemons for one benchmark run: the shared `DaemonRoom` with
+/// viewers named viewer0…, each with a player probe, and the figures the benchmark takes.
+typealias BenchRoom = DaemonRoom
 
-    init(viewers: Int, media: String, name: String, serverArguments: [String] = [], viewerArguments: [String] = []) throws {
-        server = try ServerProcess(extraArguments: serverArguments)
-        self.media = media
-        self.name = name
-        self.viewerArguments = viewerArguments
-        for index in 0..<viewers { try add("viewer\(index)") }
-        try waitForParticipants(viewers)
-    }
-
-    /// Adds a viewer, on the room's media unless `media` says otherwise.
-    func add(_ viewer: String, media: String? = nil, arguments: [String] = []) throws {
-        let daemon = try DaemonProcess(
-            name: viewer, media: media ?? self.media,
-            extraArguments: ["--join", server.address, "--room", name, "--no-osd"] + viewerArguments + arguments)
-        daemons.append(daemon)
-        clients.append(try daemon.client())
-        probes.append(try daemon.playerProbe())
-    }
-
-    func waitForParticipants(_ count: Int) throws {
-        let deadline = monotonicNow() + 20
-        while monotonicNow() < deadline {
-            if try clients.allSatisfy({ try $0.request(.getParticipants).arrayValue?.count == count }) { return }
-            sleepSeconds(0.05)
-        }
-        throw TestFailure("room did not fill")
+extension DaemonRoom {
+    /// `viewers` daemons on `media` in room `name`, joined; `viewerArguments` go to every viewer
+    /// (e.g. `--no-tls` with a plaintext server).
+    convenience init(viewers: Int, media: String, name: String, serverArguments: [String] = [], viewerArguments: [String] = []) throws {
+        try self.init(
+            names: (0..<viewers).map { "viewer\($0)" }, media: media, room: name, venue: .server(arguments: serverArguments),
+            arguments: viewerArguments, listeners: false, probes: true)
     }
 
     /// Plays from 10 s and returns the skews seen 0.2–1.2 s after the start.
@@ -67,27 +40,62 @@ final class BenchRoom {
     /// process start (it opens the media first) and from the moment the room lists it as joined.
     func lateJoinAndTimeLock() throws -> (fromStart: Double, fromJoin: Double) {
         let start = monotonicNow()
-        try add("late")
+        try add("late", waitJoined: false)
         try waitForParticipants(clients.count)
         let joined = monotonicNow()
         let lock = SkewSampler(clients: probes).timeToLock(bound: 0.002, rate: 1, timeout: 10)
         return lock.map { (joined - start + $0, $0) } ?? (.infinity, .infinity)
     }
 
-    /// Speed nudges and seeks per viewer per minute so far.
+    /// Speed nudges and seeks per viewer so far.
     func correctionCount() throws -> Double {
-        var total = 0.0
-        for client in clients {
-            let drift = try client.request(.getStatus)["drift"]
-            total += (drift?["nudges"]?.numberValue ?? 0) + (drift?["seeks"]?.numberValue ?? 0)
-        }
-        return total / Double(clients.count)
+        try corrections() / Double(clients.count)
+    }
+}
+
+/// A server, viewers (optionally behind impaired links), their control clients and mpv probes, as
+/// the scenarios see them: a `DaemonRoom` in room "scenario" with viewers named v0….
+struct ObservedRoom {
+    let room: DaemonRoom
+    var server: ServerProcess { room.server }
+    var links: [ImpairedLink] { room.links }
+    var daemons: [DaemonProcess] { room.daemons }
+    var controls: [ControlClient] { room.clients }
+    var probes: [ControlClient] { room.probes }
+    var names: [String] { room.names }
+    var media: String { room.media ?? "" }
+
+    init(viewers: Int, media: String, links: [(LinkImpairment, LinkImpairment)]) throws {
+        room = try DaemonRoom(
+            media: media, room: "scenario", links: links.map { (up: $0.0, down: $0.1) }, listeners: false, probes: true)
+        for index in 0..<viewers { try add("v\(index)") }
     }
 
-    func stop() {
-        for daemon in daemons { daemon.terminate() }
-        server.terminate()
+    /// Adds a viewer and waits until every viewer lists them all.
+    mutating func add(_ name: String) throws {
+        try room.add(name, waitJoined: false)
+        try room.waitForParticipants(timeout: 30)
     }
+
+    func point(at t: Double, rate: Double) -> Trace.Point? {
+        guard let positions = SkewSampler(clients: probes).positions(rate: rate) else { return nil }
+        return Trace.Point(t: t, offsets: positions.map { $0 - positions[0] })
+    }
+
+    func observe(seconds: Double, rate: Double) -> Trace {
+        var trace = Trace(names: names)
+        let start = monotonicNow()
+        while monotonicNow() - start < seconds {
+            if let point = point(at: monotonicNow() - start, rate: rate) { trace.points.append(point) }
+            sleepSeconds(0.05)
+        }
+        return trace
+    }
+
+    /// Speed changes and seeks ordered by every daemon so far.
+    func corrections() throws -> Double { try room.corrections() }
+
+    func stop() { room.stop() }
 }
 
 /// One table row.

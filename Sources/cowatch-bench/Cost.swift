@@ -34,17 +34,15 @@ struct Cost: ParsableCommand {
             return daemon.process
         })
         log("cowatchd in a room of two")
-        let server = try ServerProcess()
-        let other = try DaemonProcess(name: "other", media: media, extraArguments: ["--join", server.address, "--room", "cost", "--no-osd"])
+        let room = try DaemonRoom(media: media, room: "cost", listeners: false)
+        try room.add("other", waitJoined: false)
         let roomed = try measure(launch: {
-            let daemon = try DaemonProcess(name: "roomed", media: media, extraArguments: ["--join", server.address, "--room", "cost", "--no-osd"])
-            keep.append(daemon)
+            let index = try room.add("roomed", waitJoined: false)
             sleepSeconds(1)
-            try daemon.client().request(.play)
-            return daemon.process
+            try room.clients[index].request(.play)
+            return room.daemons[index].process
         })
-        other.terminate()
-        server.terminate()
+        room.stop()
 
         print("| process | CPU (% of one core) | peak RSS |")
         print("|---|---|---|")

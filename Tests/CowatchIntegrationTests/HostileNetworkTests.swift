@@ -172,13 +172,8 @@ struct HostileNetworkTests {
 struct LateActionTests {
     @Test("an action that timed out while the server was frozen is not carried out when it wakes")
     func frozenServer() throws {
-        let server = try ServerProcess()
-        let media = try TestMedia.audioVideo()
-        let daemons = try ["ann", "ben"].map {
-            try DaemonProcess(name: $0, media: media, extraArguments: ["--join", server.address, "--room", "frozen", "--no-osd"])
-        }
-        let clients = try daemons.map { try $0.client() }
-        try SecureRoomTests.waitForParticipants(clients, count: 2)
+        let room = try DaemonRoom(names: ["ann", "ben"], media: try TestMedia.audioVideo(), room: "frozen", listeners: false)
+        let (server, daemons, clients) = (room.server, room.daemons, room.clients)
         try clients[0].request(.seek(seconds: 10, mode: .absolute))
         try clients[0].request(.play)
         sleepSeconds(1)

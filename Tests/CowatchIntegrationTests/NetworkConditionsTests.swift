@@ -9,46 +9,13 @@ import Testing
 /// true clock offset is exactly zero and each estimate's error is simply its offset.
 @Suite("Rooms over impaired links", .serialized)
 struct NetworkConditionsTests {
-    struct ImpairedRoom {
-        let server: ServerProcess
-        var links: [ImpairedLink] = []
-        var daemons: [DaemonProcess] = []
-        var clients: [ControlClient] = []
-        var probes: [ControlClient] = []
-
-        init(names: [String], room: String, links impairments: [(up: LinkImpairment, down: LinkImpairment)]) throws {
-            server = try ServerProcess()
-            let media = try TestMedia.audioVideo()
-            for (index, name) in names.enumerated() {
-                let impairment = impairments[index % impairments.count]
-                let link = try ImpairedLink(upstreamPort: server.port, up: impairment.up, down: impairment.down, seed: UInt64(index + 1))
-                links.append(link)
-                let daemon = try DaemonProcess(
-                    name: name, media: media, extraArguments: ["--join", "127.0.0.1:\(link.port)", "--room", room, "--no-osd"])
-                daemons.append(daemon)
-                clients.append(try daemon.client())
-                probes.append(try daemon.playerProbe())
-            }
-            let deadline = monotonicNow() + 20
-            while monotonicNow() < deadline {
-                if try clients.allSatisfy({ try $0.request(.getParticipants).arrayValue?.count == names.count }) { return }
-                sleepSeconds(0.1)
-            }
-            throw TestFailure("room did not fill over impaired links")
-        }
-
-        func clock(_ index: Int) throws -> (offset: Double, uncertainty: Double) {
-            let clock = try clients[index].request(.getStatus)["clock"]
-            return (clock?["offset"]?.numberValue ?? .nan, clock?["uncertainty"]?.numberValue ?? .nan)
-        }
-    }
-
     static let jitterAndStalls = LinkImpairment(delay: 0.05, jitter: 0.02, stallEvery: 3, stallLength: 0.3)
 
     @Test("50 ± 20 ms jitter and 300 ms stalls on every link: the room stays locked, clock errors stay inside their bounds")
     func jitterAndStalls() throws {
-        let room = try ImpairedRoom(
-            names: ["ann", "ben", "cat"], room: "jitter", links: [(Self.jitterAndStalls, Self.jitterAndStalls)])
+        let room = try DaemonRoom(
+            names: ["ann", "ben", "cat"], media: try TestMedia.audioVideo(), room: "jitter",
+            links: [(Self.jitterAndStalls, Self.jitterAndStalls)], listeners: false, probes: true)
         try room.clients[0].request(.seek(seconds: 10, mode: .absolute), timeout: 15)
         try room.clients[1].request(.play, timeout: 15)
         sleepSeconds(4)
@@ -68,7 +35,9 @@ struct NetworkConditionsTests {
         let fastUp = LinkImpairment(delay: 0.005)
         let slowDown = LinkImpairment(delay: 0.045)
         let even = LinkImpairment(delay: 0.025)
-        let room = try ImpairedRoom(names: ["lop", "sym"], room: "asym", links: [(fastUp, slowDown), (even, even)])
+        let room = try DaemonRoom(
+            names: ["lop", "sym"], media: try TestMedia.audioVideo(), room: "asym", links: [(fastUp, slowDown), (even, even)],
+            listeners: false, probes: true)
         try room.clients[1].request(.seek(seconds: 10, mode: .absolute), timeout: 15)
         try room.clients[1].request(.play, timeout: 15)
         sleepSeconds(4)
@@ -86,7 +55,9 @@ struct NetworkConditionsTests {
     @Test("a link that goes dark for 5 s comes back into lock without disturbing the others")
     func longStall() throws {
         let clean = LinkImpairment(delay: 0.002)
-        let room = try ImpairedRoom(names: ["eve", "fay", "gus"], room: "stall", links: [(clean, clean)])
+        let room = try DaemonRoom(
+            names: ["eve", "fay", "gus"], media: try TestMedia.audioVideo(), room: "stall", links: [(clean, clean)],
+            listeners: false, probes: true)
         try room.clients[0].request(.play, timeout: 10)
         sleepSeconds(2)
         let seeksBefore = try room.clients.map { try $0.request(.getStatus)["drift"]?["seeks"]?.numberValue ?? -1 }
@@ -110,18 +81,9 @@ struct NetworkConditionsTests {
 struct ServerRestartTests {
     @Test("when the room server restarts, the room carries on from where it was")
     func serverRestart() throws {
-        let port = freeLoopbackPort()
-        var server: ServerProcess? = try ServerProcess(port: port)
-        let media = try TestMedia.audioVideo()
-        let daemons = try ["hal", "ida"].map {
-            try DaemonProcess(name: $0, media: media, extraArguments: ["--join", "127.0.0.1:\(port)", "--room", "restart", "--no-osd"])
-        }
-        let clients = try daemons.map { try $0.client() }
-        let probes = try daemons.map { try $0.playerProbe() }
-        let deadline = monotonicNow() + 15
-        while monotonicNow() < deadline, try clients.contains(where: { try $0.request(.getParticipants).arrayValue?.count != 2 }) {
-            sleepSeconds(0.05)
-        }
+        let room = try DaemonRoom(
+            names: ["hal", "ida"], media: try TestMedia.audioVideo(), room: "restart", listeners: false, probes: true)
+        let clients = room.clients
         try clients[0].request(.seek(seconds: 20, mode: .absolute))
         try clients[1].request(.play)
         sleepSeconds(1.5)
@@ -129,24 +91,16 @@ struct ServerRestartTests {
 
         // The restarted server keeps its state directory: the same certificate (the daemons
         // pinned it on first use) and the token key that proves who was in the room.
-        let state = server!.stateDirectory
-        server?.terminate()
-        server = nil
-        sleepSeconds(0.5)
-        server = try ServerProcess(port: port, stateDirectory: state)
+        try room.restartServer(downFor: 0.5)
         // Both rejoin (backoff is at most 2 s) into a room that starts where they were.
-        let rejoined = monotonicNow() + 10
-        while monotonicNow() < rejoined, try clients.contains(where: { try $0.request(.getParticipants).arrayValue?.count != 2 }) {
-            sleepSeconds(0.1)
-        }
+        try? room.waitForParticipants(2, timeout: 10)  // the checks below say what is wrong
         sleepSeconds(2)
         for client in clients {
             let status = try client.status()
             #expect(!status.paused)
             #expect((status.position ?? 0) > before + 2, "\(status.name) at \(status.position ?? -1), was at \(before)")
         }
-        let skews = SkewSampler(clients: probes).sample(count: 20, interval: 0.05, rate: 1)
+        let skews = SkewSampler(clients: room.probes).sample(count: 20, interval: 0.05, rate: 1)
         #expect((skews.max() ?? .infinity) < 0.050)
-        _ = server
     }
 }

@@ -10,15 +10,13 @@ import Testing
 struct RoomOpenPolicyTests {
     @Test("a switch to a scheme this player does not allow is refused here (open-refused); the others play the new media")
     func schemeNotAllowed() throws {
-        let server = try ServerProcess()
         let first = try TestMedia.audioVideo()
         let http = try SlowMediaServer(file: try TestMedia.videoOnly())
         defer { http.close() }
-        let room = ["--join", server.address, "--room", "schemes"]
-        var viewers = Viewers()
-        try viewers.add("ann", media: first, arguments: room)
-        try viewers.add("ben", media: first, arguments: room + ["--allow-scheme", "https"])
-        try viewers.add("cid", media: first, arguments: room)
+        let viewers = try DaemonRoom(room: "schemes")
+        try viewers.add("ann", media: first)
+        try viewers.add("ben", media: first, arguments: ["--allow-scheme", "https"])
+        try viewers.add("cid", media: first)
         try viewers.waitJoined(0, participants: 3)
 
         // ben refuses his own switch to http at once: he would not follow it.
@@ -44,16 +42,14 @@ struct RoomOpenPolicyTests {
 
     @Test("--accept-open ask: the switch is offered, and opened only after cowatch accept; a late joiner keeps its own first media")
     func askFirst() throws {
-        let server = try ServerProcess()
         let first = try TestMedia.audioVideo()
         let own = try TestMedia.videoOnly()
         let http = try SlowMediaServer(file: own)
         defer { http.close() }
-        let room = ["--join", server.address, "--room", "asking"]
-        var viewers = Viewers()
-        try viewers.add("dee", media: first, arguments: room)
+        let viewers = try DaemonRoom(room: "asking")
+        try viewers.add("dee", media: first)
         // The room's first media is dee's local path: cy keeps her own --media.
-        try viewers.add("cy", media: own, arguments: room + ["--accept-open", "ask"])
+        try viewers.add("cy", media: own, arguments: ["--accept-open", "ask"])
         try viewers.waitJoined(1, participants: 2)
         #expect(try viewers.clients[1].status().media == own)
         #expect(viewers.failure(1, .acceptOpen)?.code == .invalidRequest)
@@ -85,7 +81,6 @@ struct RoomOpenPolicyTests {
 extension RoomOpenPolicyTests {
     @Test("--accept-open operators: a member's switch is refused here, an operator's is followed")
     func operatorsOnly() throws {
-        let server = try ServerProcess()
         let media = try TestMedia.audioVideo()
         let first = try SlowMediaServer(file: try TestMedia.videoOnly())
         let second = try SlowMediaServer(file: media)
@@ -93,11 +88,10 @@ extension RoomOpenPolicyTests {
             first.close()
             second.close()
         }
-        let room = ["--join", server.address, "--room", "operators"]
-        var viewers = Viewers()
-        try viewers.add("ann", media: media, arguments: room)
-        try viewers.add("bo", media: media, arguments: room)
-        try viewers.add("cy", media: media, arguments: room + ["--accept-open", "operators"])
+        let viewers = try DaemonRoom(room: "operators")
+        try viewers.add("ann", media: media)
+        try viewers.add("bo", media: media)
+        try viewers.add("cy", media: media, arguments: ["--accept-open", "operators"])
         try viewers.waitJoined(2, participants: 3)
 
         try viewers.clients[1].request(.open(.init(url: first.url)))
@@ -112,7 +106,7 @@ extension RoomOpenPolicyTests {
         for client in viewers.clients {
             _ = try client.waitForStatus(timeout: 20) { $0.media == second.url && !$0.paused && ($0.position ?? 0) > 0.3 }
         }
-        #expect(try viewers.room(2)["can_play"] == true)
+        #expect(try viewers.roomStatus(2)["can_play"] == true)
     }
 }
 
@@ -121,37 +115,28 @@ extension RoomOpenPolicyTests {
 struct NameTakenOnRejoinTests {
     @Test("name-taken on a rejoin: the daemon stays up, out of the room, says so; join succeeds once the name is free")
     func nameTakenOnRejoin() throws {
-        let port = freeLoopbackPort()
-        var server: ServerProcess? = try ServerProcess(port: port)
-        let media = try TestMedia.audioVideo()
-        let room = ["--join", "127.0.0.1:\(port)", "--room", "names"]
-        // ann creates (and owns) the room; bob is a member, whose name is nobody's to keep.
-        var owner = Viewers()
-        try owner.add("ann", media: media, arguments: room)
-        var viewers = Viewers()
-        try viewers.add("bob", media: media, arguments: room)
-        try viewers.clients[0].request(.leave)
+        // ann (0) creates (and owns) the room; bob (1) is a member, whose name is nobody's to keep.
+        let viewers = try DaemonRoom(media: try TestMedia.audioVideo(), room: "names")
+        try viewers.add("ann")
+        try viewers.add("bob")
+        try viewers.clients[1].request(.leave)
         // The server restarts (keeping its certificate and token key), and someone else named bob
-        // gets there first: bob's token, from an earlier session, does not take the name back.
-        let state = server!.stateDirectory
-        server?.terminate()
-        server = try ServerProcess(port: port, stateDirectory: state)
-        var others = Viewers()
-        try others.add("bob", media: media, arguments: room)
+        // (2) gets there first: bob's token, from an earlier session, does not take the name back.
+        try viewers.restartServer()
+        try viewers.add("bob")
 
-        let refused = viewers.failure(0, .join)
+        let refused = viewers.failure(1, .join)
         #expect(refused?.code == .nameTaken, "\(String(describing: refused))")
-        #expect(viewers.daemons[0].process.isRunning)
-        let status = try viewers.room(0)
+        #expect(viewers.daemons[1].process.isRunning)
+        let status = try viewers.roomStatus(1)
         #expect(status["session"] == "invalidated" && status["reason"] == "name-taken")
-        let event = try viewers.listeners[0].waitForEvent(named: "error", timeout: 2) { $0.fields["code"] == "name-taken" }
+        let event = try viewers.listeners[1].waitForEvent(named: "error", timeout: 2) { $0.fields["code"] == "name-taken" }
         #expect(event != nil)
-        #expect(viewers.daemons[0].stderr.contains("already in room names"), "\(viewers.daemons[0].stderr)")
+        #expect(viewers.daemons[1].stderr.contains("already in room names"), "\(viewers.daemons[1].stderr)")
 
         // Once the name is free, join works.
-        #expect(others.daemons[0].terminate() == 0)
-        let joined = try viewers.clients[0].request(.join)
+        #expect(viewers.daemons[2].terminate() == 0)
+        let joined = try viewers.clients[1].request(.join)
         #expect(joined["room"]?["session"] == "joined")
-        _ = server
     }
 }

@@ -9,14 +9,9 @@ import Testing
 @Suite("Managed rooms and roles", .serialized)
 struct RoomRoleTests {
     /// alice hosts (owner), bob and cat join as members; everyone plays.
-    func hostedRoom(_ room: String) throws -> Viewers {
-        let port = freeLoopbackPort()
-        let media = try TestMedia.audioVideo()
-        var viewers = Viewers()
-        try viewers.add("alice", media: media, arguments: ["--host", "127.0.0.1:\(port)", "--room", room])
-        for name in ["bob", "cat"] {
-            try viewers.add(name, media: media, arguments: ["--join", "127.0.0.1:\(port)", "--room", room])
-        }
+    func hostedRoom(_ room: String) throws -> DaemonRoom {
+        let viewers = try DaemonRoom(media: try TestMedia.audioVideo(), room: room, venue: .hostedByFirst)
+        for name in ["alice", "bob", "cat"] { try viewers.add(name) }
         try viewers.waitJoined(0, participants: 3)
         try viewers.clients[0].request(.play)
         for client in viewers.clients { _ = try client.waitForStatus(timeout: 5) { !$0.paused && ($0.position ?? 0) > 0.3 } }
@@ -26,8 +21,8 @@ struct RoomRoleTests {
     @Test("a member's pause is refused (not-permitted) and the group plays on; once op'd, the same pause works")
     func managedRoom() throws {
         let viewers = try hostedRoom("managed")
-        #expect(try viewers.room(0)["role"] == "owner" && viewers.room(0)["managed"] == true)
-        #expect(try viewers.room(1)["role"] == "member" && viewers.room(1)["managed"] == true)
+        #expect(try viewers.roomStatus(0)["role"] == "owner" && viewers.roomStatus(0)["managed"] == true)
+        #expect(try viewers.roomStatus(1)["role"] == "member" && viewers.roomStatus(1)["managed"] == true)
         try viewers.waitRole(1, of: "alice", is: "owner")
 
         let refused = viewers.failure(1, .pause)
@@ -49,7 +44,7 @@ struct RoomRoleTests {
         try viewers.clients[0].request(.setRole(name: "bob", role: .operator))
         let op = try viewers.listeners[2].waitForEvent(named: "notice", timeout: 5) { $0.fields["action"] == "op" }
         #expect(op?.fields["text"] == "alice made bob an operator")
-        #expect(try viewers.room(1)["role"] == "operator")
+        #expect(try viewers.roomStatus(1)["role"] == "operator")
         try viewers.waitRole(2, of: "bob", is: "operator")
 
         try viewers.clients[1].request(.pause)
@@ -60,7 +55,7 @@ struct RoomRoleTests {
         // deop: a member again, refused again.
         let deop = try runCowatch(["deop", "bob", "--socket", viewers.daemons[0].controlPath])
         #expect(deop.status == 0 && deop.stdout.contains("bob is now a member"), "\(deop)")
-        #expect(try viewers.room(1)["role"] == "member")
+        #expect(try viewers.roomStatus(1)["role"] == "member")
         #expect(viewers.failure(1, .play)?.code == .notPermitted)
     }
 
@@ -72,7 +67,7 @@ struct RoomRoleTests {
         let started = monotonicNow()
         #expect(viewers.failure(1, .end)?.code == .notPermitted)
         #expect(monotonicNow() - started < 2, "end waited for the session instead of failing at once")
-        #expect(try viewers.room(1)["session"] == "joined")
+        #expect(try viewers.roomStatus(1)["session"] == "joined")
         #expect(viewers.failure(0, .kick(name: "nobody"))?.code == .invalidArgument)
 
         let kick = try runCowatch(["kick", "cat", "--socket", viewers.daemons[0].controlPath])
@@ -88,7 +83,7 @@ struct RoomRoleTests {
         let again = viewers.failure(2, .join)
         #expect(again?.code == .kicked, "\(String(describing: again))")
         #expect(viewers.daemons[2].process.isRunning)
-        #expect(try viewers.room(2)["session"] == "invalidated" && viewers.room(2)["reason"] == "removed")
+        #expect(try viewers.roomStatus(2)["session"] == "invalidated" && viewers.roomStatus(2)["reason"] == "removed")
         try viewers.clients[2].request(.pause)  // its player is its own now
         #expect(try viewers.clients[2].status().paused)
 

@@ -13,16 +13,15 @@ struct RoomSecretTests {
 
     @Test("the right secret joins; a wrong or missing one gets auth-failed, exit 1 and one line naming it")
     func guardedRoom() throws {
-        let server = try ServerProcess()
         let media = try TestMedia.audioVideo()
-        let room = ["--join", server.address, "--room", "vault"]
+        let viewers = try DaemonRoom(media: media, room: "vault")
+        let room = ["--join", viewers.server.address, "--room", "vault"]
         let directory = DaemonProcess.makeDirectory()
         let secretFile = try writeSecretFile(Self.secret + "\n", in: directory)
-        var viewers = Viewers()
         // The creator gives the room its secret (from a file, with a trailing newline).
-        try viewers.add("ann", media: media, arguments: room + ["--room-secret-file", secretFile, "--log-level", "debug"])
+        try viewers.add("ann", arguments: ["--room-secret-file", secretFile, "--log-level", "debug"])
         // The same secret from the environment (systemd's EnvironmentFile=) joins.
-        try viewers.add("ben", media: media, arguments: room, environment: ["COWATCH_ROOM_SECRET": Self.secret])
+        try viewers.add("ben", environment: ["COWATCH_ROOM_SECRET": Self.secret])
         try viewers.waitJoined(0, participants: 2)
 
         let wrongFile = try writeSecretFile("not the right one", in: directory, name: "wrong.secret")

@@ -13,82 +13,14 @@ struct RoomTests {
     static let skewBound = 0.050
     static let oneFrame = 0.045
 
-    struct Room {
-        let server: ServerProcess
-        var daemons: [DaemonProcess] = []
-        var clients: [ControlClient] = []
-        var listeners: [ControlClient] = []
-        /// The observer's view: each player's own mpv IPC socket.
-        var probes: [ControlClient] = []
-        let media: String
-        let roomName: String
-
-        init(names: [String], media: String, roomName: String = "it-room") throws {
-            server = try ServerProcess()
-            self.media = media
-            self.roomName = roomName
-            for name in names { try add(name) }
-            for client in clients { try waitJoined(client, participants: names.count) }
-        }
-
-        mutating func add(_ name: String) throws {
-            let daemon = try DaemonProcess(
-                name: name, media: media,
-                extraArguments: ["--join", server.address, "--room", roomName, "--no-osd"])
-            daemons.append(daemon)
-            clients.append(try daemon.client())
-            listeners.append(try daemon.client())
-            probes.append(try daemon.playerProbe())
-            _ = try listeners.last!.status()  // subscribed from here on
-        }
-
-        func waitJoined(_ client: ControlClient, participants: Int, timeout: Double = 15) throws {
-            let deadline = monotonicNow() + timeout
-            while monotonicNow() < deadline {
-                let status = try client.request(.getStatus)
-                if status["room"]?["session"] == "joined",
-                    (try client.request(.getParticipants)).arrayValue?.count == participants
-                {
-                    return
-                }
-                sleepSeconds(0.05)
-            }
-            throw TestFailure("not joined with \(participants) participants in \(timeout) s")
-        }
-
-        /// Every listener receives a notice for `action` by `actor`; returns them.
-        func expectNotices(action: String, actor: String, timeout: Double = 5) throws -> [ControlEvent] {
-            var notices: [ControlEvent] = []
-            for listener in listeners {
-                let notice = try listener.waitForEvent(named: "notice", timeout: timeout) {
-                    $0.fields["action"]?.stringValue == action && $0.fields["participant"]?.stringValue == actor
-                }
-                guard let notice else { throw TestFailure("a participant missed \(actor)'s \(action) notice") }
-                notices.append(notice)
-            }
-            return notices
-        }
-
-        func skew(rate: Double = 1, property: String = "audio-pts") -> Double? {
-            SkewSampler(clients: probes, property: property).skew(rate: rate)
-        }
-
-        /// Max skew over a few rounds after letting the room settle.
-        func settledSkew(after seconds: Double = 2, rate: Double = 1) -> Double {
-            sleepSeconds(seconds)
-            let samples = SkewSampler(clients: probes).sample(count: 10, interval: 0.05, rate: rate)
-            return samples.max() ?? .infinity
-        }
-    }
-
     @Test("play, pause, seek and speed from different participants keep three players together")
     func actions() throws {
-        let room = try Room(names: ["alice", "bob", "carol"], media: try TestMedia.audioVideo())
+        let room = try DaemonRoom(names: ["alice", "bob", "carol"], media: try TestMedia.audioVideo(), room: "it-room", probes: true)
         let (alice, bob, carol) = (room.clients[0], room.clients[1], room.clients[2])
 
         // alice plays: everyone starts together.
         try alice.request(.play)
-        let play = try room.expectNotices(action: "play", actor: "alice")
+        let play = try room.expectNotices("play", actor: "alice", timeout: 5)
         #expect(play.allSatisfy { $0.fields["text"]?.stringValue?.hasPrefix("alice played") == true })
         let afterPlay = room.settledSkew()
         #expect(afterPlay < Self.skewBound, "skew after play \(afterPlay)")
@@ -96,7 +28,7 @@ struct RoomTests {
 
         // bob pauses: everyone stops on bob's frame.
         try bob.request(.pause)
-        let pause = try room.expectNotices(action: "pause", actor: "bob")
+        let pause = try room.expectNotices("pause", actor: "bob", timeout: 5)
         let pausedAt = try #require(pause[0].fields["position"]?.numberValue)
         sleepSeconds(1)
         for client in room.clients {
@@ -109,7 +41,7 @@ struct RoomTests {
 
         // carol seeks while paused; notice carries from and to.
         try carol.request(.seek(seconds: 40, mode: .absolute))
-        let seek = try room.expectNotices(action: "seek", actor: "carol")
+        let seek = try room.expectNotices("seek", actor: "carol", timeout: 5)
         #expect(seek.allSatisfy { $0.fields["to"]?.numberValue == 40 && $0.fields["from"] != nil })
         sleepSeconds(1)
         for client in room.clients {
@@ -118,10 +50,10 @@ struct RoomTests {
 
         // alice plays again, then bob seeks while playing: the group resumes together.
         try alice.request(.play)
-        _ = try room.expectNotices(action: "play", actor: "alice")
+        _ = try room.expectNotices("play", actor: "alice", timeout: 5)
         sleepSeconds(1)
         try bob.request(.seek(seconds: 20, mode: .absolute))
-        _ = try room.expectNotices(action: "seek", actor: "bob")
+        _ = try room.expectNotices("seek", actor: "bob", timeout: 5)
         let afterSeek = room.settledSkew()
         #expect(afterSeek < Self.skewBound, "skew after seek \(afterSeek)")
         for client in room.clients {
@@ -132,7 +64,7 @@ struct RoomTests {
 
         // carol changes the speed for everyone.
         try carol.request(.speed(1.5))
-        let speed = try room.expectNotices(action: "speed", actor: "carol")
+        let speed = try room.expectNotices("speed", actor: "carol", timeout: 5)
         #expect(speed.allSatisfy { $0.fields["rate"]?.numberValue == 1.5 })
         let afterSpeed = room.settledSkew(rate: 1.5)
         #expect(afterSpeed < Self.skewBound, "skew after speed \(afterSpeed)")
@@ -144,10 +76,10 @@ struct RoomTests {
 
     @Test("video-only media stays together by the instants frames change")
     func videoOnly() throws {
-        let room = try Room(names: ["vera", "walt"], media: try TestMedia.videoOnly(), roomName: "video")
+        let room = try DaemonRoom(names: ["vera", "walt"], media: try TestMedia.videoOnly(), room: "video", probes: true)
         try room.clients[0].request(.seek(seconds: 5, mode: .absolute))
         try room.clients[1].request(.play)
-        _ = try room.expectNotices(action: "play", actor: "walt")
+        _ = try room.expectNotices("play", actor: "walt", timeout: 5)
         sleepSeconds(2)
         for client in room.clients {
             #expect(try client.request(.getStatus)["drift"]?["source"] == "frames")
@@ -161,16 +93,16 @@ struct RoomTests {
 
     @Test("a late joiner aligns without moving the others, and everyone hears of it")
     func lateJoiner() throws {
-        var room = try Room(names: ["alice", "bob", "carol"], media: try TestMedia.audioVideo(), roomName: "late")
+        let room = try DaemonRoom(names: ["alice", "bob", "carol"], media: try TestMedia.audioVideo(), room: "late", probes: true)
         try room.clients[0].request(.seek(seconds: 10, mode: .absolute))
         try room.clients[0].request(.play)
-        _ = try room.expectNotices(action: "play", actor: "alice")
+        _ = try room.expectNotices("play", actor: "alice", timeout: 5)
         sleepSeconds(1.5)
         let seeksBefore = try room.clients.map { try $0.request(.getStatus)["drift"]?["seeks"]?.numberValue ?? -1 }
         let before = try #require(SkewSampler(clients: room.probes).positions(rate: 1))
 
-        try room.add("dave")
-        try room.waitJoined(room.clients[3], participants: 4)
+        try room.add("dave", waitJoined: false)
+        try room.waitJoined(3, participants: 4, timeout: 15)
         let joins = try room.listeners.prefix(3).map { listener in
             try listener.waitForEvent(named: "notice", timeout: 5) { $0.fields["action"] == "join" && $0.fields["participant"] == "dave" }
         }
@@ -188,20 +120,8 @@ struct RoomTests {
 
     @Test("changes made in the player itself become group actions; our own corrections never do")
     func playerInputBecomesGroupAction() throws {
-        let server = try ServerProcess()
-        let media = try TestMedia.audioVideo()
-        let directory = DaemonProcess.makeDirectory()
-        let mpvSocket = directory + "/alice-mpv.sock"
-        let alice = try DaemonProcess(
-            name: "alice", media: media,
-            extraArguments: ["--join", server.address, "--room", "keys", "--no-osd", "--mpv", "input-ipc-server=\(mpvSocket)"],
-            directory: directory)
-        let bob = try DaemonProcess(name: "bob", media: media, extraArguments: ["--join", server.address, "--room", "keys", "--no-osd"])
-        let bobClient = try bob.client()
-        let bobEvents = try bob.client()
-        let deadline = monotonicNow() + 15
-        while monotonicNow() < deadline, try bobClient.request(.getParticipants).arrayValue?.count != 2 { sleepSeconds(0.05) }
-        _ = try bobEvents.status()
+        let room = try DaemonRoom(names: ["alice", "bob"], media: try TestMedia.audioVideo(), room: "keys")
+        let (bobClient, bobEvents) = (room.clients[1], room.listeners[1])
 
         try bobClient.request(.play)
         #expect(try bobEvents.waitForEvent(named: "notice", timeout: 5) { $0.fields["action"] == "play" } != nil)
@@ -210,7 +130,7 @@ struct RoomTests {
         #expect(stray == nil, "unexpected notice \(String(describing: stray?.fields))")
 
         // mpv's own IPC stands in for a person pressing keys in alice's window.
-        let player = try ControlClient(path: mpvSocket)
+        let player = try room.daemons[0].playerProbe()
         try player.request(["set_property", "pause", true])
         let pause = try bobEvents.waitForEvent(named: "notice", timeout: 5) { $0.fields["action"] == "pause" }
         #expect(pause?.fields["participant"] == "alice")
@@ -225,14 +145,14 @@ struct RoomTests {
         try player.request(["set_property", "speed", 1.5])
         let speed = try bobEvents.waitForEvent(named: "notice", timeout: 5) { $0.fields["action"] == "speed" }
         #expect(speed?.fields["rate"] == 1.5)
-        _ = alice
     }
 
     @Test("two participants with one name: the second is refused with a clear error")
     func nameClash() throws {
-        let room = try Room(names: ["bob"], media: try TestMedia.audioVideo(), roomName: "clash")
+        let media = try TestMedia.audioVideo()
+        let room = try DaemonRoom(names: ["bob"], media: media, room: "clash", probes: true)
         let impostor = try DaemonProcess(
-            name: "bob", media: room.media, extraArguments: ["--join", room.server.address, "--room", "clash"],
+            name: "bob", media: media, extraArguments: ["--join", room.server.address, "--room", "clash"],
             waitUntilReady: false)
         let status = impostor.waitForExit(timeout: 20)
         #expect(status == 1)
@@ -243,7 +163,7 @@ struct RoomTests {
 
     @Test("garbage on the room port disconnects only the sender")
     func garbagePeer() throws {
-        let room = try Room(names: ["alice", "bob"], media: try TestMedia.audioVideo(), roomName: "garbage")
+        let room = try DaemonRoom(names: ["alice", "bob"], media: try TestMedia.audioVideo(), room: "garbage", probes: true)
         let raw = try RawRoomClient(port: room.server.port)
         raw.send(bytes: Array("\u{0}\u{1}not json at all\n{\"type\":\"action\"}\n".utf8))
         var received = ""
@@ -257,27 +177,23 @@ struct RoomTests {
         #expect(tls.read(type: "error", timeout: 10)?["code"]?.stringValue == "protocol-violation")
         // The room carries on.
         try room.clients[0].request(.play)
-        _ = try room.expectNotices(action: "play", actor: "alice")
+        _ = try room.expectNotices("play", actor: "alice", timeout: 5)
         #expect(try room.clients[1].request(.getParticipants).arrayValue?.count == 2)
     }
 
     @Test("cowatchd --host --unmanaged embeds the server; a second daemon joins it and may play; leaving is announced")
     func embeddedServer() throws {
-        let port = freeLoopbackPort()
-        let media = try TestMedia.audioVideo()
-        let alice = try DaemonProcess(
-            name: "alice", media: media, extraArguments: ["--host", "127.0.0.1:\(port)", "--room", "movie-night", "--no-osd", "--unmanaged"])
-        let bob = try DaemonProcess(name: "bob", media: media, extraArguments: ["--join", "127.0.0.1:\(port)", "--room", "movie-night", "--no-osd"])
-        let aliceClient = try alice.client()
-        let bobClient = try bob.client()
-        let deadline = monotonicNow() + 15
-        while monotonicNow() < deadline, (try aliceClient.request(.getParticipants)).arrayValue?.count != 2 { sleepSeconds(0.05) }
+        let room = try DaemonRoom(media: try TestMedia.audioVideo(), room: "movie-night", venue: .hostedByFirst)
+        try room.add("alice", arguments: ["--unmanaged"], waitJoined: false)
+        try room.add("bob", waitJoined: false)
+        let (aliceClient, aliceEvents, bobClient) = (room.clients[0], room.listeners[0], room.clients[1])
+        try? room.waitForParticipants(2, timeout: 15)
         #expect(try aliceClient.request(.getParticipants).arrayValue?.count == 2)
         try bobClient.request(.play)
-        let playNotice = try aliceClient.waitForEvent(named: "notice", timeout: 5) { $0.fields["action"] == "play" }
+        let playNotice = try aliceEvents.waitForEvent(named: "notice", timeout: 5) { $0.fields["action"] == "play" }
         #expect(playNotice?.fields["participant"] == "bob")
-        #expect(bob.terminate() == 0)
-        let leave = try aliceClient.waitForEvent(named: "notice", timeout: 5) { $0.fields["action"] == "leave" }
+        #expect(room.daemons[1].terminate() == 0)
+        let leave = try aliceEvents.waitForEvent(named: "notice", timeout: 5) { $0.fields["action"] == "leave" }
         #expect(leave?.fields["participant"] == "bob")
         // alice carries on playing without bob.
         let status = try aliceClient.waitForStatus(timeout: 5) { !$0.paused }
@@ -289,17 +205,9 @@ struct RoomTests {
 struct LeaveJoinTests {
     @Test("leave stops following (the others are told), local control works, join aligns again")
     func leaveAndJoin() throws {
-        let server = try ServerProcess()
-        let media = try TestMedia.audioVideo()
-        let arguments = ["--join", server.address, "--room", "lj", "--no-osd"]
-        let amy = try DaemonProcess(name: "amy", media: media, extraArguments: arguments)
-        let bo = try DaemonProcess(name: "bo", media: media, extraArguments: arguments)
-        let (amyClient, boClient) = (try amy.client(), try bo.client())
-        let (amyEvents, boEvents) = (try amy.client(), try bo.client())
-        _ = try amyEvents.status()
-        _ = try boEvents.status()
-        let deadline = monotonicNow() + 15
-        while monotonicNow() < deadline, try boClient.request(.getParticipants).arrayValue?.count != 2 { sleepSeconds(0.05) }
+        let room = try DaemonRoom(names: ["amy", "bo"], media: try TestMedia.audioVideo(), room: "lj")
+        let (amyClient, boClient) = (room.clients[0], room.clients[1])
+        let (amyEvents, boEvents) = (room.listeners[0], room.listeners[1])
         try boClient.request(.play)
         _ = try amyClient.waitForStatus(timeout: 5) { !$0.paused && ($0.position ?? 0) > 0.3 }
 

@@ -10,15 +10,6 @@ import Testing
 struct SecureRoomTests {
     static let secret = "popcorn & rain at 8"
 
-    static func waitForParticipants(_ clients: [ControlClient], count: Int, timeout: Double = 20) throws {
-        let deadline = monotonicNow() + timeout
-        while monotonicNow() < deadline {
-            if try clients.allSatisfy({ try $0.request(.getParticipants).arrayValue?.count == count }) { return }
-            sleepSeconds(0.1)
-        }
-        throw TestFailure("the room did not reach \(count) participants in \(timeout) s")
-    }
-
     /// Waits for a daemon that should be refused to exit, and returns its exit code and stderr.
     static func refused(_ daemon: DaemonProcess, timeout: Double = 20) -> (Int32?, String) {
         (daemon.waitForExit(timeout: timeout), daemon.stderr)
@@ -26,18 +17,14 @@ struct SecureRoomTests {
 
     @Test("friends join through the invite line, play in sync, and carry on across a server restart; outsiders stay out")
     func inviteSecretRestart() throws {
-        let port = freeLoopbackPort()
-        var server: ServerProcess? = try ServerProcess(port: port)
-        let state = server!.stateDirectory
-        let fingerprint = try #require(server?.fingerprint)
-        let invite = server!.invite(room: "film", secret: Self.secret)
         let media = try TestMedia.audioVideo()
-        let friends = try ["alice", "bob"].map {
-            try DaemonProcess(name: $0, media: media, extraArguments: ["--join", invite, "--no-osd"])
-        }
-        let clients = try friends.map { try $0.client() }
-        let probes = try friends.map { try $0.playerProbe() }
-        try Self.waitForParticipants(clients, count: 2)
+        let room = try DaemonRoom(media: media, room: "film", listeners: false, probes: true)
+        let port = room.port
+        let fingerprint = try #require(room.server.fingerprint)
+        let invite = room.server.invite(room: "film", secret: Self.secret)
+        for name in ["alice", "bob"] { try room.add(name, arguments: ["--join", invite], roomFlags: false, waitJoined: false) }
+        let (clients, probes) = (room.clients, room.probes)
+        try room.waitForParticipants(2)
 
         // An outsider who knows the address and the room name, but not the secret.
         let outsider = try DaemonProcess(
@@ -48,7 +35,7 @@ struct SecureRoomTests {
         #expect(stderr.contains("secret"), "\(stderr)")
         // One with a wrong secret.
         let guesser = try DaemonProcess(
-            name: "guess", media: media, extraArguments: ["--join", server!.invite(room: "film", secret: "not the secret"), "--no-osd"],
+            name: "guess", media: media, extraArguments: ["--join", room.server.invite(room: "film", secret: "not the secret"), "--no-osd"],
             waitUntilReady: false)
         #expect(Self.refused(guesser).0 == 1)
         // One whose invite pins another key (a server in the middle would have another key).
@@ -60,7 +47,7 @@ struct SecureRoomTests {
         let misledState = misledStatus?["room"]?["session"]?.stringValue
         #expect(misledState != "joined")
         #expect(misled.stderr.contains("certificate") || misledStatus?["room"]?["reason"]?.stringValue == "certificate-mismatch")
-        try Self.waitForParticipants(clients, count: 2)
+        try room.waitForParticipants(2)
 
         try clients[0].request(.seek(seconds: 20, mode: .absolute))
         try clients[1].request(.play)
@@ -70,17 +57,14 @@ struct SecureRoomTests {
         let before = try clients[0].status().position ?? 0
 
         // Restart: same port, same state (certificate, token key, the room's verifier).
-        server?.terminate()
-        server = nil
-        sleepSeconds(0.5)
-        server = try ServerProcess(port: port, stateDirectory: state)
-        #expect(server?.fingerprint == fingerprint)
+        try room.restartServer(downFor: 0.5)
+        #expect(room.server.fingerprint == fingerprint)
         // The outsider comes back first, with a resume of its own: it cannot get in at all.
         let racer = try DaemonProcess(
             name: "racer", media: media, extraArguments: ["--join", "127.0.0.1:\(port)", "--room", "film", "--no-osd"],
             waitUntilReady: false)
         #expect(Self.refused(racer).0 == 1)
-        try Self.waitForParticipants(clients, count: 2, timeout: 15)
+        try room.waitForParticipants(2, timeout: 15)
         sleepSeconds(2)
         for client in clients {
             let status = try client.status()
@@ -89,29 +73,25 @@ struct SecureRoomTests {
         }
         let after = SkewSampler(clients: probes).sample(count: 20, interval: 0.05, rate: 1)
         #expect((after.max() ?? .infinity) < 0.050)
-        _ = server
     }
 
     @Test("the host hands out an invite line; a friend joins with it alone (TLS pinned, secret)")
     func hostInvite() throws {
-        let port = freeLoopbackPort()
-        let media = try TestMedia.audioVideo()
         let directory = DaemonProcess.makeDirectory()
         let secretFile = try writeSecretFile(Self.secret, in: directory)
-        let host = try DaemonProcess(
-            name: "hana", media: media,
-            extraArguments: ["--host", "127.0.0.1:\(port)", "--room", "den", "--room-secret-file", secretFile, "--no-osd"])
-        let hostClient = try host.client()
-        try Self.waitForParticipants([hostClient], count: 1)
+        let room = try DaemonRoom(media: try TestMedia.audioVideo(), room: "den", venue: .hostedByFirst, listeners: false)
+        try room.add("hana", arguments: ["--room-secret-file", secretFile], waitJoined: false)
+        let (hostClient, port) = (room.clients[0], room.port)
+        try room.waitForParticipants(1)
         let reply = try hostClient.request(.getInvite(host: nil))
         let line = try #require(reply["invite"]?.stringValue)
         let invite = try Invite.parse(line)
         #expect(invite.host == "127.0.0.1" && invite.port == port && invite.room == "den")
         #expect(invite.secret == Self.secret && invite.fingerprint != nil && invite.tls)
-        let friend = try DaemonProcess(name: "finn", media: media, extraArguments: ["--join", line, "--no-osd"])
-        try Self.waitForParticipants([hostClient, try friend.client()], count: 2)
+        try room.add("finn", arguments: ["--join", line], roomFlags: false, waitJoined: false)
+        try room.waitForParticipants(2)
         // The friend's own invite names the same room, key and secret.
-        let again = try Invite.parse(try #require(try friend.client().request(.getInvite(host: nil))["invite"]?.stringValue))
+        let again = try Invite.parse(try #require(try room.daemons[1].client().request(.getInvite(host: nil))["invite"]?.stringValue))
         #expect(again == invite)
     }
 
@@ -135,17 +115,13 @@ struct SecureRoomTests {
         }
         chmod(key, 0o600)
         let expected = CertificateFingerprint(spkiDER: try Data(contentsOf: URL(fileURLWithPath: spki)))
-        let port = freeLoopbackPort()
-        let media = try TestMedia.audioVideo()
-        let host = try DaemonProcess(
-            name: "lee", media: media,
-            extraArguments: ["--host", "127.0.0.1:\(port)", "--room", "le", "--tls-cert", certificate, "--tls-key", key, "--no-osd"])
-        let hostClient = try host.client()
-        try Self.waitForParticipants([hostClient], count: 1)
-        let invite = try Invite.parse(try #require(try hostClient.request(.getInvite(host: nil))["invite"]?.stringValue))
+        let room = try DaemonRoom(media: try TestMedia.audioVideo(), room: "le", venue: .hostedByFirst, listeners: false)
+        try room.add("lee", arguments: ["--tls-cert", certificate, "--tls-key", key], waitJoined: false)
+        try room.waitForParticipants(1)
+        let invite = try Invite.parse(try #require(try room.clients[0].request(.getInvite(host: nil))["invite"]?.stringValue))
         #expect(invite.fingerprint == expected)
-        let friend = try DaemonProcess(name: "max", media: media, extraArguments: ["--join", invite.text, "--no-osd"])
-        try Self.waitForParticipants([hostClient, try friend.client()], count: 2)
+        try room.add("max", arguments: ["--join", invite.text], roomFlags: false, waitJoined: false)
+        try room.waitForParticipants(2)
     }
 
     @Test("a daemon that expects TLS refuses a plaintext server clearly, and --no-tls is loud")

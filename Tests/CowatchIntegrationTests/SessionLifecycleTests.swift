@@ -8,64 +8,10 @@ import Testing
 /// files, readiness, and waiting (bounded) for a participant whose media arrives slowly.
 @Suite("Session lifecycle with real daemons", .serialized)
 struct SessionLifecycleTests {
-    /// Daemons in one room of a real server; each has a command client and an event listener.
-    struct Group {
-        let server: ServerProcess
-        var daemons: [DaemonProcess] = []
-        var clients: [ControlClient] = []
-        var listeners: [ControlClient] = []
-        let room: String
-
-        init(serverArguments: [String] = [], room: String) throws {
-            server = try ServerProcess(extraArguments: serverArguments)
-            self.room = room
-        }
-
-        @discardableResult
-        mutating func add(_ name: String, media: String, arguments: [String] = [], waitJoined: Bool = true) throws -> Int {
-            let daemon = try DaemonProcess(
-                name: name, media: media, extraArguments: ["--join", server.address, "--room", room, "--no-osd"] + arguments)
-            daemons.append(daemon)
-            clients.append(try daemon.client())
-            listeners.append(try daemon.client())
-            _ = try listeners.last!.status()  // subscribed from here on
-            if waitJoined { try self.waitJoined(clients.count - 1) }
-            return clients.count - 1
-        }
-
-        func waitJoined(_ index: Int, timeout: Double = 15) throws {
-            let deadline = monotonicNow() + timeout
-            while monotonicNow() < deadline {
-                if try clients[index].request(.getStatus)["room"]?["session"] == "joined" { return }
-                sleepSeconds(0.05)
-            }
-            throw TestFailure("\(daemons[index].name) did not join in \(timeout) s:\n\(daemons[index].stderr)")
-        }
-
-        /// Waits until every listener has seen a notice with this action (and actor, if given).
-        func expectNotice(
-            _ action: String, actor: String? = nil, timeout: Double = 10, from indices: [Int]? = nil
-        ) throws -> [ControlEvent] {
-            try (indices ?? Array(listeners.indices)).map { index in
-                let notice = try listeners[index].waitForEvent(named: "notice", timeout: timeout) {
-                    $0.fields["action"]?.stringValue == action && (actor == nil || $0.fields["participant"]?.stringValue == actor)
-                }
-                guard let notice else {
-                    throw TestFailure("\(daemons[index].name) saw no \(action) notice\(actor.map { " from \($0)" } ?? "")")
-                }
-                return notice
-            }
-        }
-
-        func positions() throws -> [Double] {
-            try clients.map { try $0.status().position ?? -1 }
-        }
-    }
-
     @Test("end: everyone's session ends naming who ended it; keep stays open (and can join again), quit exits")
     func endForEveryone() throws {
         let media = try TestMedia.audioVideo()
-        var group = try Group(room: "end-room")
+        let group = try DaemonRoom(room: "end-room")
         try group.add("ann", media: media)
         try group.add("ben", media: media, arguments: ["--on-end", "quit"])
         try group.add("cat", media: media)
@@ -79,7 +25,7 @@ struct SessionLifecycleTests {
 
         let ended = try runCowatch(["end", "--yes", "--socket", group.daemons[0].controlPath])
         #expect(ended.status == 0, "\(ended.stderr)")
-        let notices = try group.expectNotice("end", actor: "ann", from: [0, 2])
+        let notices = try group.expectNotices("end", actor: "ann", from: [0, 2])
         #expect(notices.allSatisfy { $0.fields["text"] == "ann ended the activity for everyone" })
         for index in [0, 2] {
             let session = try group.listeners[index].waitForEvent(named: "session", timeout: 5) {
@@ -106,7 +52,7 @@ struct SessionLifecycleTests {
         let http = try SlowMediaServer(file: try TestMedia.videoOnly())
         defer { http.close() }
         let second = http.url
-        var group = try Group(room: "open-room")
+        let group = try DaemonRoom(room: "open-room")
         try group.add("dee", media: first)
         try group.add("eve", media: first)
         try group.clients[0].request(.play)
@@ -114,7 +60,7 @@ struct SessionLifecycleTests {
 
         let reply = try group.clients[1].request(.open(.init(url: second, title: "Second film")))
         #expect(reply["room"]?["activity"]?["opened_by"] == "eve")
-        let notices = try group.expectNotice("open", actor: "eve")
+        let notices = try group.expectNotices("open", actor: "eve")
         #expect(notices.allSatisfy { $0.fields["text"] == "eve switched to Second film" })
         // Both load the new file and start from its beginning, together.
         for client in group.clients {
@@ -142,7 +88,7 @@ struct SessionLifecycleTests {
         }
         let first = firstHTTP.url
         let second = secondHTTP.url
-        var group = try Group(room: "twice-room")
+        let group = try DaemonRoom(room: "twice-room")
         try group.add("kai", media: try TestMedia.audioVideo())
         try group.add("lou", media: try TestMedia.audioVideo())
         // Both at once: each daemon gets the second switch while the first file is still loading.
@@ -173,7 +119,7 @@ struct SessionLifecycleTests {
         let http = try SlowMediaServer(file: try TestMedia.videoOnly())
         defer { http.close() }
         let fallback = http.url
-        var group = try Group(room: "fallback-room")
+        let group = try DaemonRoom(room: "fallback-room")
         try group.add("gil", media: media)
         try group.add("hal", media: media)
         // Port 9 (discard) on loopback: nobody listens, the connection is refused at once.
@@ -196,7 +142,7 @@ struct SessionLifecycleTests {
         }
         let fallback = fallbackHTTP.url
         http.stall(for: 120)
-        var group = try Group(room: "timeout-room")
+        let group = try DaemonRoom(room: "timeout-room")
         try group.add("ivy", media: media, arguments: ["--open-timeout", "3"])
         try group.add("jay", media: media, arguments: ["--open-timeout", "3"])
         let started = monotonicNow()
@@ -221,10 +167,10 @@ struct SessionLifecycleTests {
 
     @Test("different files: everyone gets a warning naming who has a different one; playback still works")
     func mismatchedFiles() throws {
-        var group = try Group(room: "mismatch-room")
+        let group = try DaemonRoom(room: "mismatch-room")
         try group.add("ida", media: try TestMedia.audioVideo())
         try group.add("jon", media: try TestMedia.videoOnly())
-        let warnings = try group.expectNotice("mismatch", actor: "jon")
+        let warnings = try group.expectNotices("mismatch", actor: "jon")
         for warning in warnings {
             #expect(warning.fields["others"] == ["ida"])
             let text = warning.fields["text"]?.stringValue ?? ""
@@ -241,20 +187,20 @@ struct SessionLifecycleTests {
     @Test("play when everyone is ready: a play waits and says who is not ready; ready starts everyone")
     func readiness() throws {
         let media = try TestMedia.audioVideo()
-        var group = try Group(serverArguments: ["--play-when-ready", "--wait-timeout", "30"], room: "ready-room")
+        let group = try DaemonRoom(room: "ready-room", venue: .server(arguments: ["--play-when-ready", "--wait-timeout", "30"]))
         try group.add("lee", media: media)
         try group.add("max", media: media)
         #expect(try group.clients[0].status().extra["room"]?["policy"]?["play_when_ready"] == true)
 
         try group.clients[0].request(.play)
-        let waiting = try group.expectNotice("waiting")
+        let waiting = try group.expectNotices("waiting")
         #expect(waiting.allSatisfy { $0.fields["text"] == "waiting for max (not ready)" })
         sleepSeconds(1)
         for client in group.clients { #expect(try client.status().paused, "nobody plays before max is ready") }
 
         let reply = try group.clients[1].request(.setReady(true))
         #expect(reply["room"]?["ready"] == true)
-        _ = try group.expectNotice("ready", actor: "max")
+        _ = try group.expectNotices("ready", actor: "max")
         for client in group.clients { _ = try client.waitForStatus(timeout: 5) { !$0.paused && ($0.position ?? 0) > 0.2 } }
         // The participant list (sent every second) shows both ready.
         let deadline = monotonicNow() + 5
@@ -270,12 +216,12 @@ struct SessionLifecycleTests {
     @Test("readiness is bounded: after the wait timeout the group plays without the one not ready")
     func readinessBounded() throws {
         let media = try TestMedia.audioVideo()
-        var group = try Group(serverArguments: ["--play-when-ready", "--wait-timeout", "2"], room: "ready-bound")
+        let group = try DaemonRoom(room: "ready-bound", venue: .server(arguments: ["--play-when-ready", "--wait-timeout", "2"]))
         try group.add("ned", media: media, arguments: ["--ready"])
         try group.add("oli", media: media)
         let started = monotonicNow()
         try group.clients[0].request(.play)
-        let continued = try group.expectNotice("continued", timeout: 10)
+        let continued = try group.expectNotices("continued", timeout: 10)
         #expect(continued.allSatisfy { $0.fields["text"] == "continuing without oli (not ready)" })
         #expect(monotonicNow() - started >= 1.8)
         for client in group.clients { _ = try client.waitForStatus(timeout: 5) { !$0.paused } }
@@ -287,7 +233,7 @@ struct SessionLifecycleTests {
         // About 3× the media's bitrate, so bob's player keeps a small buffer ahead; then it stops.
         let http = try SlowMediaServer(file: file, bytesPerSecond: 150_000)
         defer { http.close() }
-        var group = try Group(serverArguments: ["--wait-timeout", "3"], room: "slow-room")
+        let group = try DaemonRoom(room: "slow-room", venue: .server(arguments: ["--wait-timeout", "3"]))
         try group.add("ann", media: file)
         try group.add("bob", media: http.url, arguments: [
             "--mpv", "cache=yes", "--mpv", "demuxer-max-bytes=150KiB", "--mpv", "demuxer-readahead-secs=2",
@@ -299,12 +245,12 @@ struct SessionLifecycleTests {
         http.stall(for: 12)
         let stalledAt = monotonicNow()
         // bob's cache runs dry: everyone is told, and ann's player holds.
-        let waiting = try group.expectNotice("waiting", actor: "bob", timeout: 15, from: [0])
+        let waiting = try group.expectNotices("waiting", actor: "bob", timeout: 15, from: [0])
         #expect(waiting[0].fields["text"] == "waiting for bob (buffering)")
         _ = try group.clients[0].waitForStatus(timeout: 2) { $0.paused }
         let heldAt = monotonicNow()
         // Bounded: after the wait timeout the group goes on without bob, who is still stalled.
-        let continued = try group.expectNotice("continued", actor: "bob", timeout: 8, from: [0])
+        let continued = try group.expectNotices("continued", actor: "bob", timeout: 8, from: [0])
         #expect(continued[0].fields["text"] == "continuing without bob (buffering)")
         #expect(monotonicNow() - heldAt > 2, "the group waited for bob before going on")
         _ = try group.clients[0].waitForStatus(timeout: 2) { !$0.paused }

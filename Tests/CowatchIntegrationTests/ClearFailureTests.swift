@@ -41,15 +41,13 @@ struct ClearFailureTests {
     @Test("open of a URL nobody can load fails with the reason (exit 1) and the room stays on its media; replies show the new state")
     func unopenable() throws {
         let media = try TestMedia.audioVideo()
-        let server = try ServerProcess()
         let web = try SlowMediaServer(file: media)
-        defer { web.close() }
-        let arguments = ["--join", server.address, "--room", "broken"]
-        let alice = try DaemonProcess(name: "alice", media: media, extraArguments: arguments)
-        let bob = try DaemonProcess(name: "bob", media: media, extraArguments: arguments)
-        let client = try alice.client()
-        let deadline = monotonicNow() + 15
-        while monotonicNow() < deadline, try client.request(.getParticipants).arrayValue?.count != 2 { sleepSeconds(0.05) }
+        let room = try DaemonRoom(names: ["alice", "bob"], media: media, room: "broken")
+        defer {
+            room.stop()
+            web.close()
+        }
+        let (alice, bob) = (room.daemons[0], room.daemons[1])
         sleepSeconds(0.5)  // the room's clock
 
         let played = try runCowatch(["play", "--socket", alice.controlPath])
@@ -91,16 +89,10 @@ extension ClearFailureTests {
 
     @Test("dragging the seek bar in mpv: one group seek for the drag, none for a drag back to where it began")
     func seekBarDrag() throws {
-        let media = try TestMedia.audioVideo()
-        let server = try ServerProcess()
-        let arguments = ["--join", server.address, "--room", "drag", "--no-osd"]
-        let alice = try DaemonProcess(name: "alice", media: media, extraArguments: arguments)
-        let bob = try DaemonProcess(name: "bob", media: media, extraArguments: arguments)
-        let bobClient = try bob.client()
-        let deadline = monotonicNow() + 15
-        while monotonicNow() < deadline, try bobClient.request(.getParticipants).arrayValue?.count != 2 { sleepSeconds(0.05) }
-        let events = try bob.client()
-        _ = try events.status()
+        let room = try DaemonRoom(names: ["alice", "bob"], media: try TestMedia.audioVideo(), room: "drag")
+        defer { room.stop() }
+        let alice = room.daemons[0]
+        let (bobClient, events) = (room.clients[1], room.listeners[1])
         sleepSeconds(0.5)  // the room's clock
 
         // mpv's own IPC stands in for the mouse: 25 keyframe seeks 30 ms apart, as a drag makes.

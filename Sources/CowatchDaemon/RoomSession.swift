@@ -87,6 +87,8 @@ actor RoomSession {
     var cannotPlay = false
     var userWaitForMe = true
 
+    /// The notices on mpv's OSD, stacked.
+    var osd = OSDStack()
     /// Tries media before our own `open` switches the room to it (nil: no check).
     let probe: MediaProbe?
     /// FFmpeg's recent warnings and errors, whichever player caused them: libav's log is
@@ -434,11 +436,13 @@ actor RoomSession {
         showOnScreen(notice.text)
     }
 
-    /// Shows a sentence on mpv's OSD (unless `--no-osd`), for `milliseconds`.
-    func showOnScreen(_ text: String, milliseconds: Int = 3000) {
+    /// Shows a sentence on mpv's OSD (unless `--no-osd`) for `milliseconds`, below the notices
+    /// still showing (the last few stack rather than replace each other).
+    func showOnScreen(_ text: String, milliseconds: Int = 4000) {
         guard configuration.osd else { return }
+        let shown = osd.push(text, seconds: Double(milliseconds) / 1000, now: monotonicNow())
         // show-text expands ${…}; text from others is shown as written ("$$" is a literal "$").
-        try? player.command(["show-text", OSDText.escaped(text), String(milliseconds)])
+        try? player.command(["show-text", OSDText.escaped(shown.text), String(shown.milliseconds)])
     }
 
     /// A request of ours the server did not carry out (`not-permitted`, `rate-limited`,

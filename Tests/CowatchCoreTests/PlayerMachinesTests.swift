@@ -223,3 +223,23 @@ struct PlayerMachinesTests {
         #expect(MediaTime.format(62.04, fraction: 1) == "0:01:02.0")
     }
 }
+
+@Suite("OSD notices")
+struct OSDStackTests {
+    @Test("notices stack, oldest first, each for its own time; at most four")
+    func stack() {
+        var stack = OSDStack(capacity: 4, lifetime: 4)
+        let first = stack.push("bob paused at 0:00:03", now: 0)
+        #expect(first.text == "bob paused at 0:00:03")
+        #expect(first.milliseconds == 4000)
+        let second = stack.push("carol joined", now: 1)
+        #expect(second.text == "bob paused at 0:00:03\ncarol joined")
+        #expect(second.milliseconds == 4000)
+        let later = stack.push("dave joined", now: 4.5)  // bob's line has gone
+        #expect(later.text == "carol joined\ndave joined")
+        for index in 0..<6 { _ = stack.push("line \(index)", now: 5) }
+        #expect(stack.live(at: 5) == ["line 2", "line 3", "line 4", "line 5"])
+        let long = stack.push("kicked", seconds: 10, now: 6)
+        #expect(long.milliseconds == 10_000)
+    }
+}

@@ -305,6 +305,11 @@ public actor PlayerController: ControlRequestHandler {
                 return await statusWithRoom().json
             case .getInvite(let host):
                 return ["invite": .string(try await room.invite(host: host).text)]
+            case .chat(let text):
+                try await room.chat(text, timeout: configuration.seekTimeout)
+                return .null
+            case .sendMessage(let message):
+                return try await room.sendMessage(message, timeout: max(10, configuration.seekTimeout))
             default:
                 break
             }
@@ -325,7 +330,8 @@ public actor PlayerController: ControlRequestHandler {
             return currentStatus().json
         case .getProperty(let name):
             return JSONValue(try mpv { try player.getNode(name) })
-        case .getParticipants, .leave, .join, .end, .setReady, .setWaitForMe, .setRole, .kick, .acceptOpen, .getInvite:
+        case .getParticipants, .leave, .join, .end, .setReady, .setWaitForMe, .setRole, .kick, .acceptOpen, .getInvite,
+            .chat, .sendMessage:
             throw CowatchError(.notInRoom, "this daemon is not in a room")
         case .open(let open):
             // Alone: just switch the media.

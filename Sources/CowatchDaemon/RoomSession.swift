@@ -52,6 +52,10 @@ actor RoomSession {
     var connectFailure: CowatchError?
     /// Local requests waiting for the server: resolved with nil once applied, or with why not.
     var actionWaiters: [Int: Reply<CowatchError?>] = [:]
+    /// Reliable messages waiting for their acknowledgement (they outlive a reconnect: the
+    /// coordinator sends them again), and who they reached.
+    var messageWaiters: [Int: Reply<CowatchError?>] = [:]
+    var deliveries: [Int: [String]] = [:]
     /// `end`, `op`, `deop` and `kick` in the order sent (see RoomSession+Roles.swift).
     var serverRequests: [ServerRequest] = []
     var nextServerRequestID = 0
@@ -382,6 +386,7 @@ actor RoomSession {
                 actionWaiters.removeValue(forKey: id)?.resume(nil)
             case .actionRefused(let id, let error):
                 actionWaiters.removeValue(forKey: id)?.resume(error)
+                messageWaiters.removeValue(forKey: id)?.resume(error)
                 showRefusal(error)
             case .refused(let error):
                 showRefusal(error)
@@ -407,6 +412,22 @@ actor RoomSession {
                 publish(Notice(actor: by, action: .end))
             case .participants:
                 recentRoles = [:]
+            case .chat(let line):
+                events.publish(ControlEvent(name: ControlEvent.Name.chat, fields: [
+                    "participant": .string(line.from), "text": .string(line.text), "history": .bool(line.history),
+                ]))
+                if !line.history { showOnScreen("<\(line.from)> \(line.text)", milliseconds: 8000) }
+            case .message(let message):
+                // The payload is JSON text from a peer: parsed (bounded by the wire's line limit),
+                // or passed on as a string when it is not JSON.
+                let payload = (try? JSONValue.parse(Array(message.payload.utf8))) ?? .string(message.payload)
+                events.publish(ControlEvent(name: ControlEvent.Name.message, fields: [
+                    "participant": .string(message.from ?? "?"), "topic": .string(message.topic), "payload": payload,
+                    "reliable": .bool(message.reliable),
+                ]))
+            case .messageDelivered(let id, let names):
+                deliveries[id] = names
+                messageWaiters.removeValue(forKey: id)?.resume(nil)
             case .failed(let error):
                 lastFailure = error
                 if error.code == .kicked {

@@ -20,6 +20,10 @@ struct WireProtocolTests {
         .role(name: "bob", role: .operator),
         .role(name: "bob", role: .member),
         .kick(name: "mallory"),
+        .chat(id: 9, text: "ça va? <b>not html</b> \"quoted\""),
+        .message(RoomMessage(id: 1 << 45, topic: "cursor", payload: #"{"x":1,"y":"\"q\""}"#, reliable: false, to: ["bob", "carol"])),
+        .message(RoomMessage(id: 2, topic: "state_v2", payload: "[]", reliable: true)),
+        .message(RoomMessage(id: 3, topic: "big", payload: String(repeating: "\"", count: RoomMessage.maxPayloadBytes), reliable: true)),
         .unsupported(type: "chat"),
         .unknown(type: "chat_v9"),
         .action(.init(id: 6, kind: .pause, position: 3, deadline: 12345.678)),
@@ -42,6 +46,11 @@ struct WireProtocolTests {
     ]
 
     static let serverMessages: [ServerMessage] = [
+        .chat(ChatLine(from: "bob", text: "hi", id: 3)),
+        .chat(ChatLine(from: "bob", text: "from before", history: true)),
+        .message(RoomMessage(id: 5, topic: "t", payload: "{}", reliable: true, from: "alice")),
+        .messageAck(id: 5, delivered: ["bob", "carol"]),
+        .messageAck(id: 6, delivered: []),
         .welcome(.init(name: "alice", room: "movie-night", timeline: timeline, participants: [
             ParticipantInfo(name: "alice", state: "joined"), ParticipantInfo(name: "bob", state: "landed", drift: 0.001, rtt: 0.02),
             ParticipantInfo(name: "carol", state: "joined", status: .init(stall: .buffering, ready: true, waitForMe: false)),
@@ -145,6 +154,17 @@ struct WireProtocolTests {
         #"{"type":"media","activity":1,"media":{"size":-4}}"#,
         #"{"type":"media","media":{}}"#,
         #"{"type":"hello","protocol":2,"room":"r","name":"a","activity":{"title":"no url"}}"#,
+        #"{"type":"chat","id":1,"text":""}"#,
+        #"{"type":"chat","id":1,"text":"bell\u0007"}"#,
+        #"{"type":"chat","id":1,"text":"csi\u009b"}"#,
+        #"{"type":"chat","text":"no id"}"#,
+        #"{"type":"chat","id":1,"text":"\#(String(repeating: "x", count: 1001))"}"#,
+        #"{"type":"message","id":1,"topic":"Bad Topic","payload":"{}","reliable":true}"#,
+        #"{"type":"message","id":1,"topic":"t","reliable":true}"#,
+        #"{"type":"message","id":1,"topic":"t","payload":{"raw":"object"},"reliable":true}"#,
+        #"{"type":"message","id":1,"topic":"t","payload":"{}"}"#,
+        #"{"type":"message","id":1,"topic":"t","payload":"{}","reliable":true,"to":["a b"]}"#,
+        #"{"type":"message","id":1,"topic":"t","payload":"\#(String(repeating: "x", count: 65_537))","reliable":false}"#,
     ]
 
     @Test("malformed client lines are protocol violations", arguments: badClientLines)
@@ -153,6 +173,9 @@ struct WireProtocolTests {
     }
 
     static let badServerLines: [String] = [
+        #"{"type":"message","id":1,"topic":"t","payload":"{}","reliable":true}"#,
+        #"{"type":"chat","from":"a","text":"\u001b[31mred"}"#,
+        #"{"type":"message_ack","id":1,"delivered":["a b"]}"#,
         #"{"type":"applied"}"#,
         #"{"type":"applied","timeline":{"seq":1,"position":0,"reference":0,"rate":1,"playing":"yes","holding":false}}"#,
         #"{"type":"applied","timeline":{"seq":1,"position":0,"reference":0,"rate":-1,"playing":true,"holding":false}}"#,
@@ -175,7 +198,7 @@ struct WireProtocolTests {
 
     @Test("unknown message types decode as unknown, so they can be answered with unsupported")
     func unknownTypes() throws {
-        #expect(try ClientMessage.decode(line: Array(#"{"type":"chat","text":"hi"}"#.utf8)) == .unknown(type: "chat"))
+        #expect(try ClientMessage.decode(line: Array(#"{"type":"sticker","text":"hi"}"#.utf8)) == .unknown(type: "sticker"))
         #expect(try ServerMessage.decode(line: Array(#"{"type":"journal","x":[1]}"#.utf8)) == .unknown(type: "journal"))
     }
 

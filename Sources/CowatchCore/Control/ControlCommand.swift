@@ -40,7 +40,27 @@ public enum ControlCommand: Sendable, Hashable {
     /// The invite link to this daemon's room (with its secret and the server's key), naming
     /// `host` as the server's address when given.
     case getInvite(host: String?)
+    /// (1.3) A line for the room's chat.
+    case chat(String)
+    /// (1.3) A messenger message to everyone (`to` nil) or to some.
+    case sendMessage(SendMessageRequest)
     case quit
+
+    /// The arguments of `send_message`.
+    public struct SendMessageRequest: Sendable, Hashable {
+        public var topic: String
+        /// Any JSON value; encoded, at most `RoomMessage.maxPayloadBytes`.
+        public var payload: JSONValue
+        public var to: [String]?
+        public var reliable: Bool
+
+        public init(topic: String, payload: JSONValue, to: [String]? = nil, reliable: Bool = true) {
+            self.topic = topic
+            self.payload = payload
+            self.to = to
+            self.reliable = reliable
+        }
+    }
 
     /// The arguments of `open`.
     public struct OpenRequest: Sendable, Hashable {
@@ -86,6 +106,8 @@ public enum ControlCommand: Sendable, Hashable {
         case .kick: "kick"
         case .acceptOpen: "accept_open"
         case .getInvite: "get_invite"
+        case .chat: "chat"
+        case .sendMessage: "send_message"
         case .quit: "quit"
         }
     }
@@ -94,7 +116,7 @@ public enum ControlCommand: Sendable, Hashable {
     public static let names = [
         "play", "pause", "toggle_pause", "seek", "speed", "get_status", "get_property", "get_participants", "leave",
         "join", "end", "open", "ready", "unready", "wait_for_me", "op", "deop", "kick", "accept_open", "get_invite",
-        "quit",
+        "chat", "send_message", "quit",
     ]
 
     /// The command as the JSON array sent on the wire.
@@ -111,6 +133,13 @@ public enum ControlCommand: Sendable, Hashable {
         case .setWaitForMe(let on): [.string(name), .bool(on)]
         case .setRole(let participant, _), .kick(let participant): [.string(name), .string(participant)]
         case .getInvite(let host?): [.string(name), .string(host)]
+        case .chat(let text): [.string(name), .string(text)]
+        case .sendMessage(let message):
+            [
+                .string(name), .string(message.topic), message.payload,
+                message.to.map { .array($0.map(JSONValue.string)) } ?? .string("all"),
+                .string(message.reliable ? "reliable" : "unreliable"),
+            ]
         default: [.string(name)]
         }
     }
@@ -149,6 +178,44 @@ public enum ControlCommand: Sendable, Hashable {
         case "join": try expectCount(0...0); self = .join
         case "end": try expectCount(0...0); self = .end
         case "accept_open": try expectCount(0...0); self = .acceptOpen
+        case "chat":
+            try expectCount(1...1)
+            guard let text = args[0].stringValue, !text.isEmpty, text.utf8.count <= ChatLine.maxBytes,
+                !text.unicodeScalars.contains(where: ControlCharacters.isControl)
+            else {
+                throw CowatchError(
+                    .invalidArgument, "chat takes a line of 1–\(ChatLine.maxBytes) bytes without control characters")
+            }
+            self = .chat(text)
+        case "send_message":
+            try expectCount(2...4)
+            guard let topic = args[0].stringValue, WireReader.isWord(topic), topic.utf8.count <= RoomMessage.maxTopicBytes else {
+                throw CowatchError(.invalidArgument, "a topic is 1–\(RoomMessage.maxTopicBytes) of a-z, 0-9, '_' or '-'")
+            }
+            guard args[1].encoded().count <= RoomMessage.maxPayloadBytes else {
+                throw CowatchError(.invalidArgument, "the payload is over \(RoomMessage.maxPayloadBytes) bytes of JSON")
+            }
+            var to: [String]?
+            if args.count > 2, args[2] != .null, args[2] != .string("all") {
+                guard let list = args[2].arrayValue, !list.isEmpty, list.count <= 64 else {
+                    throw CowatchError(.invalidArgument, "recipients are \"all\" or a list of 1–64 names")
+                }
+                to = []
+                for entry in list {
+                    guard let recipient = entry.stringValue, (try? ParticipantName.validate(recipient)) != nil else {
+                        throw CowatchError(.invalidArgument, "recipients are \"all\" or a list of participant names")
+                    }
+                    to?.append(recipient)
+                }
+            }
+            var reliable = true
+            if args.count > 3, args[3] != .null {
+                guard let mode = args[3].stringValue, mode == "reliable" || mode == "unreliable" else {
+                    throw CowatchError(.invalidArgument, "the mode is \"reliable\" or \"unreliable\"")
+                }
+                reliable = mode == "reliable"
+            }
+            self = .sendMessage(SendMessageRequest(topic: topic, payload: args[1], to: to, reliable: reliable))
         case "get_invite":
             try expectCount(0...1)
             var host: String?

@@ -4,7 +4,7 @@ public let controlProtocolVersion = "1.3"
 
 /// The longest request line the control socket accepts, in bytes (without the newline).
 /// A longer line gets a `line-too-long` reply and the connection is closed.
-public let controlMaxLineBytes = 65_536
+public let controlMaxLineBytes = 131_072
 
 /// One parsed request line: `{"command": [...], "request_id": ...}`.
 public struct ControlRequest: Sendable, Hashable {
@@ -112,6 +112,11 @@ public struct ControlEvent: Sendable, Hashable {
         /// Under `--accept-open ask`: someone switched the room to new media, which this daemon
         /// opens only after `accept_open`. Fields: `by`, `url`, `title`, `id`.
         public static let openOffer = "open-offer"
+        /// (1.3) A chat line. Fields: `participant`, `text`, `history` (true for lines sent
+        /// before this daemon joined).
+        public static let chat = "chat"
+        /// (1.3) A messenger message for us. Fields: `participant`, `topic`, `payload`, `reliable`.
+        public static let message = "message"
     }
 
     public var name: String

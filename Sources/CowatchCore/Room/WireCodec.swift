@@ -61,6 +61,10 @@ extension ClientMessage {
             return ["type": "role", "name": .string(name), "role": .string(role.rawValue)]
         case .kick(let name):
             return ["type": "kick", "name": .string(name)]
+        case .chat(let id, let text):
+            return ["type": "chat", "id": .number(Double(id)), "text": .string(text)]
+        case .message(let message):
+            return message.json
         case .unsupported(let type):
             return ["type": "unsupported", "of": .string(type)]
         case .unknown(let type):
@@ -150,6 +154,10 @@ extension ClientMessage {
                 name: try reader.name("name", maxLength: ParticipantName.maxLength), role: try reader.enumeration("role", Role.self))
         case "kick":
             return .kick(name: try reader.name("name", maxLength: ParticipantName.maxLength))
+        case "chat":
+            return .chat(id: try reader.integer("id"), text: try reader.chatText("text"))
+        case "message":
+            return .message(try RoomMessage(wire: reader, withSender: false))
         case "unsupported":
             return .unsupported(type: try reader.word("of"))
         case let other:
@@ -338,6 +346,15 @@ extension ServerMessage {
             var object: [String: JSONValue] = ["type": "refused", "code": .string(code), "message": .string(message)]
             if let actionID { object["action_id"] = .number(Double(actionID)) }
             return .object(object)
+        case .chat(let line):
+            var object: [String: JSONValue] = ["type": "chat", "from": .string(line.from), "text": .string(line.text)]
+            if let id = line.id { object["id"] = .number(Double(id)) }
+            if line.history { object["history"] = true }
+            return .object(object)
+        case .message(let message):
+            return message.json
+        case .messageAck(let id, let delivered):
+            return ["type": "message_ack", "id": .number(Double(id)), "delivered": .array(delivered.map(JSONValue.string))]
         case .unsupported(let type):
             return ["type": "unsupported", "of": .string(type)]
         case .unknown(let type):
@@ -397,6 +414,14 @@ extension ServerMessage {
             return .refused(
                 actionID: try reader.optionalInteger("action_id"), code: try reader.optionalWord("code") ?? "unknown",
                 message: try reader.optionalText("message", maxLength: 1024) ?? "")
+        case "chat":
+            return .chat(ChatLine(
+                from: try reader.name("from", maxLength: ParticipantName.maxLength), text: try reader.chatText("text"),
+                id: try reader.optionalInteger("id"), history: try reader.optionalBool("history") ?? false))
+        case "message":
+            return .message(try RoomMessage(wire: reader, withSender: true))
+        case "message_ack":
+            return .messageAck(id: try reader.integer("id"), delivered: try reader.optionalNames("delivered") ?? [])
         case "unsupported":
             return .unsupported(type: try reader.word("of"))
         case let other:
@@ -411,5 +436,41 @@ extension ServerMessage {
         var participants: [ParticipantInfo] = []
         for entry in list { participants.append(try ParticipantInfo(wire: entry)) }
         return participants
+    }
+}
+
+extension RoomMessage {
+    var json: JSONValue {
+        var object: [String: JSONValue] = [
+            "type": "message", "id": .number(Double(id)), "topic": .string(topic), "payload": .string(payload),
+            "reliable": .bool(reliable),
+        ]
+        if let to { object["to"] = .array(to.map(JSONValue.string)) }
+        if let from { object["from"] = .string(from) }
+        return .object(object)
+    }
+
+    /// From a daemon (`withSender` false: no `from`) or from the server (`from` required).
+    init(wire reader: WireReader, withSender: Bool) throws(CowatchError) {
+        let topic = try reader.word("topic")
+        guard topic.utf8.count <= Self.maxTopicBytes else { throw WireReader.violation("\"topic\" is too long") }
+        guard let payload = try reader.optionalString("payload", maxLength: Self.maxPayloadBytes) else {
+            throw WireReader.violation("message needs a payload of at most \(Self.maxPayloadBytes) bytes")
+        }
+        let to = try reader.optionalNames("to")
+        guard (to?.count ?? 0) <= 64 else { throw WireReader.violation("a message goes to at most 64 names") }
+        self.init(
+            id: try reader.integer("id"), topic: topic, payload: payload, reliable: try reader.bool("reliable"), to: to,
+            from: withSender ? try reader.name("from", maxLength: ParticipantName.maxLength) : nil)
+    }
+}
+
+extension WireReader {
+    /// A chat line: 1–`ChatLine.maxBytes` bytes, without control characters.
+    func chatText(_ key: String) throws(CowatchError) -> String {
+        guard let text = try optionalText(key, maxLength: ChatLine.maxBytes), !text.isEmpty else {
+            throw Self.violation("\"\(key)\" must be 1–\(ChatLine.maxBytes) bytes without control characters")
+        }
+        return text
     }
 }

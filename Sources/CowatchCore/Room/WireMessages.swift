@@ -25,12 +25,65 @@ public enum WireFeature {
     public static let roles = "roles"
     /// Actions carry a `deadline`; late ones are dropped with `expired`.
     public static let actionDeadline = "action-deadline"
+    /// Chat lines (`chat`), with a bounded history for late joiners. A server run with
+    /// `--no-chat` leaves it out; a client that sends chat anyway gets `unsupported`.
+    public static let chat = "chat"
+    /// The messenger (`message`, `message_ack`): opaque payloads relayed to all or some.
+    public static let messages = "messages"
     /// Every feature this build speaks.
-    public static let all = [secretHMAC, roles, actionDeadline]
+    public static let all = [secretHMAC, roles, actionDeadline, chat, messages]
 }
 
-/// The longest line either side accepts.
-public let wireMaxLineBytes = 65_536
+/// The longest line either side accepts: a messenger payload of 64 KiB, escaped (at most twice
+/// as long), in its envelope.
+public let wireMaxLineBytes = 147_456
+
+/// One line of the room's chat.
+public struct ChatLine: Sendable, Hashable {
+    /// The longest line, in bytes of UTF-8.
+    public static let maxBytes = 1000
+    public var from: String
+    public var text: String
+    /// The sender's request id, echoed to the sender only (its confirmation).
+    public var id: Int?
+    /// True for lines sent before this participant joined (the room's recent history).
+    public var history: Bool
+
+    public init(from: String, text: String, id: Int? = nil, history: Bool = false) {
+        self.from = from
+        self.text = text
+        self.id = id
+        self.history = history
+    }
+}
+
+/// A messenger message: an opaque payload on a topic, to everyone or to some.
+public struct RoomMessage: Sendable, Hashable {
+    /// The largest payload, in bytes (the server relays it as is and never reads it).
+    public static let maxPayloadBytes = 65_536
+    /// The longest topic (a word: a-z, 0-9, '_' or '-').
+    public static let maxTopicBytes = 32
+    /// The sender's id for it: unique per sender, so receivers drop a copy a reconnect resent.
+    public var id: Int
+    public var topic: String
+    /// The payload, JSON text; the server treats it as an opaque string.
+    public var payload: String
+    /// Ordered, acknowledged, resent across a reconnect; else best effort, dropped under load.
+    public var reliable: Bool
+    /// Recipients by name; nil for everyone else in the room.
+    public var to: [String]?
+    /// Who sent it (set by the server on delivery; nil from the sender).
+    public var from: String?
+
+    public init(id: Int, topic: String, payload: String, reliable: Bool, to: [String]? = nil, from: String? = nil) {
+        self.id = id
+        self.topic = topic
+        self.payload = payload
+        self.reliable = reliable
+        self.to = to
+        self.from = from
+    }
+}
 
 /// What a participant can ask the group to do.
 public enum ActionKind: String, Sendable, Hashable, CaseIterable {
@@ -319,6 +372,10 @@ public enum ClientMessage: Sendable, Hashable {
     case role(name: String, role: Role)
     /// Owners and operators: remove `name` from the room (it may not come back for a while).
     case kick(name: String)
+    /// (`chat`) A line for the room's chat; `id` comes back on our own copy.
+    case chat(id: Int, text: String)
+    /// (`messages`) A messenger message (`from` unset).
+    case message(RoomMessage)
     /// "I do not know messages of this type": the answer to a server message we cannot read.
     case unsupported(type: String)
     /// A message of a type this build does not know (decoded, never sent).
@@ -437,6 +494,12 @@ public enum ServerMessage: Sendable, Hashable {
     /// A request that was not carried out (`not-permitted`, `rate-limited`, `expired`, …);
     /// `actionID` names the action when it was one. The connection lives.
     case refused(actionID: Int?, code: String, message: String)
+    /// (`chat`) A chat line: new, or (after the welcome) the room's recent history.
+    case chat(ChatLine)
+    /// (`messages`) A messenger message, with `from` set.
+    case message(RoomMessage)
+    /// (`messages`) A reliable message of ours reached these participants.
+    case messageAck(id: Int, delivered: [String])
     /// "I do not know messages of this type"; the connection lives.
     case unsupported(type: String)
     /// A message of a type this build does not know (decoded, never sent).

@@ -84,6 +84,12 @@ public struct RoomCoordinator: Sendable {
         case actionRefused(id: Int, CowatchError)
         /// The server did not carry out another request (end, role, kick); the session goes on.
         case refused(CowatchError)
+        /// A chat line (ours included: its `id` confirms our request).
+        case chat(ChatLine)
+        /// A messenger message for us (each delivered once, though a reconnect may resend it).
+        case message(RoomMessage)
+        /// Our reliable message `id` reached these participants.
+        case messageDelivered(id: Int, to: [String])
     }
 
     public let configuration: Configuration
@@ -122,6 +128,18 @@ public struct RoomCoordinator: Sendable {
     private var lastProbeSent: Double?
     private var nextActionID = 0
     private var pendingActions: [Int: Double] = [:]
+    /// The optional features the server agreed to (from its challenge).
+    public internal(set) var features: Set<String> = []
+    /// Chat and message ids: from a random base per run, so a receiver's duplicate check never
+    /// mistakes a restarted daemon's new messages for old ones.
+    var nextRequestID = Int.random(in: 1...(1 << 41)) << 10
+    /// Chat lines and reliable messages awaiting the server's confirmation.
+    var pendingRequests: [Int: Double] = [:]
+    /// Reliable messages not yet acknowledged: sent again after a reconnect.
+    var unacknowledged: [RoomMessage] = []
+    /// Messages delivered lately ("from/id"), to drop a copy a sender's reconnect resent.
+    var seenMessages: [String] = []
+    var seenMessageSet: Set<String> = []
     private var snappedSeq: Int?
     /// Snaps made for `snappedSeq`, when the last one was, and the error the player settled at
     /// (after a snap landed, or when none was needed). A paused player that moves away from where
@@ -191,6 +209,7 @@ public struct RoomCoordinator: Sendable {
             estimator.add(ClockSample(t1: t1, t2: t2, t3: t3, t4: now))
             return []
         case .challenge(let challenge):
+            features = Set(challenge.features)
             return answer(challenge)
         case .welcome(let welcome):
             if let proved = provedSecret {
@@ -211,7 +230,9 @@ public struct RoomCoordinator: Sendable {
             policy = welcome.policy
             snappedSeq = nil
             readySentSeq = nil
+            // Reliable messages the last connection did not see acknowledged go again, in order.
             return [.joined(welcome), .participants(welcome.participants), .activity(welcome.activity)]
+                + unacknowledged.map { .send(.message($0)) }
         case .applied(let timeline, let notice, let actionID, let newActivity):
             var actions: [Action] = []
             if let newActivity, newActivity.id != activity.id {
@@ -250,7 +271,16 @@ public struct RoomCoordinator: Sendable {
             if let actionID, pendingActions.removeValue(forKey: actionID) != nil {
                 return [.actionRefused(id: actionID, error)]
             }
+            if let actionID, let refused = requestRefused(actionID) {
+                return [.actionRefused(id: refused, error)]
+            }
             return [.refused(error)]
+        case .chat(let line):
+            return chatReceived(line)
+        case .message(let message):
+            return messageReceived(message)
+        case .messageAck(let id, let delivered):
+            return messageAcknowledged(id, delivered: delivered)
         case .unsupported:
             // The server does not know something we sent: nothing to undo.
             return []

@@ -92,14 +92,11 @@ actor RoomHub {
     private var sequencer: RoomSequencer
     private let state: RoomServerState?
     private let logger: Logger
-    private var outgoing: [Int: AsyncStream<ServerMessage?>.Continuation] = [:]
+    private var outgoing: [Int: ConnectionOutbox] = [:]
     /// Each connection's channel, to close it outright when its peer must go (a blocked write or
     /// a peer that never sends would otherwise keep it open).
     private var channels: [Int: any Channel] = [:]
     private var nextID = 0
-
-    /// Messages queued per connection before a non-reading peer is dropped.
-    static let outgoingLimit = 4096
 
     init(sequencer: RoomSequencer, state: RoomServerState?, logger: Logger) {
         self.sequencer = sequencer
@@ -110,10 +107,8 @@ actor RoomHub {
     func serve(_ connection: NIOAsyncChannel<ByteBuffer, ByteBuffer>) async {
         nextID += 1
         let id = nextID
-        // nil in the stream means "close after what is queued".
-        let (messages, continuation) = AsyncStream.makeStream(
-            of: ServerMessage?.self, bufferingPolicy: .bufferingOldest(Self.outgoingLimit))
-        outgoing[id] = continuation
+        let outbox = ConnectionOutbox()
+        outgoing[id] = outbox
         channels[id] = connection.channel
         let address = connection.channel.remoteAddress?.ipAddress ?? "unknown"
         perform(sequencer.connected(id, address: address, now: monotonicSeconds()))
@@ -123,9 +118,21 @@ actor RoomHub {
                 enum Side { case reader, writer }
                 try await withThrowingTaskGroup(of: Side.self) { group in
                     group.addTask {
-                        for await message in messages {
-                            guard let message else { break }
-                            try await outbound.write(ByteBuffer(bytes: message.encoded()))
+                        // Whatever is queued goes out in one write (one flush), sync lane first.
+                        writing: while true {
+                            let batch = await outbox.next()
+                            if batch.isEmpty { break }
+                            var buffer = ByteBuffer()
+                            var close = false
+                            for message in batch {
+                                guard let message else {
+                                    close = true
+                                    break
+                                }
+                                buffer.writeBytes(message.encoded())
+                            }
+                            if buffer.readableBytes > 0 { try await outbound.write(buffer) }
+                            if close { break writing }
                         }
                         return .writer
                     }
@@ -177,16 +184,18 @@ actor RoomHub {
     }
 
     private func finishOutgoing(_ id: Int) {
-        outgoing[id]?.yield(nil)
+        _ = outgoing[id]?.push(nil, lane: .sync)
         outgoing.removeValue(forKey: id)?.finish()
     }
 
     private func perform(_ outputs: [RoomSequencer.Output]) {
         for output in outputs {
             switch output {
-            case .send(let id, let message):
-                guard let continuation = outgoing[id] else { continue }
-                if case .dropped = continuation.yield(message) {
+            case .send(let id, let message), .sendMessage(let id, let message, _):
+                guard let outbox = outgoing[id] else { continue }
+                var lane = ConnectionOutbox.Lane.sync
+                if case .sendMessage(_, _, let reliable) = output { lane = reliable ? .message : .droppable }
+                if outbox.push(message, lane: lane) == .full {
                     logger.debug("dropping a peer that does not read", metadata: ["cowatch.room.connection": "\(id)"])
                     perform(sequencer.disconnected(id, now: monotonicSeconds()))
                     outgoing.removeValue(forKey: id)?.finish()

@@ -4,6 +4,7 @@ extension RoomSequencer {
     /// the room forgotten (its secret and roles too).
     mutating func end(_ roomName: String, by name: String, now: Double) -> [Output] {
         guard let room = rooms.removeValue(forKey: roomName) else { return [] }
+        chatHistory[roomName] = nil
         endedRooms[roomName] = (name, now + configuration.endedRoomMemory)
         records[roomName] = nil
         var outputs: [Output] = []

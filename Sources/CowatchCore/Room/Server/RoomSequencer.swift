@@ -43,6 +43,10 @@ public struct RoomSequencer: Sendable {
         public var maxRecordsPerAddress = 16
         /// Operators one room may have. Default 32.
         public var maxOperators = 32
+        /// Chat (`--no-chat` turns it off: the feature is not offered). Default on.
+        public var chat = true
+        /// Chat lines a room keeps for late joiners. Default 50.
+        public var chatHistory = 50
 
         public init() {}
 
@@ -66,6 +70,9 @@ public struct RoomSequencer: Sendable {
 
     public enum Output: Sendable, Equatable {
         case send(ConnectionID, ServerMessage)
+        /// Chat and messenger traffic: written after sync traffic; an unreliable message
+        /// (`reliable` false) is dropped when the connection is behind.
+        case sendMessage(ConnectionID, ServerMessage, reliable: Bool)
         case close(ConnectionID)
         /// The rooms' records changed: save `records` (the shell keeps them on disk).
         case saveRecords
@@ -136,6 +143,8 @@ public struct RoomSequencer: Sendable {
         var token: String
         /// It negotiated `action-deadline`: its actions must carry one.
         var deadlines = false
+        /// The optional features it negotiated (chat, messages, …).
+        var features: Set<String> = []
     }
 
     struct HostedRoom {
@@ -155,6 +164,8 @@ public struct RoomSequencer: Sendable {
     var endedRooms: [String: (by: String, until: Double)] = [:]
     /// Kicked names and addresses per room, until when.
     var kicked: [String: [String: Double]] = [:]
+    /// Each room's recent chat lines, for late joiners (gone with the room).
+    var chatHistory: [String: [ChatLine]] = [:]
 
     public init(configuration: Configuration = .init(), records: [String: RoomRecord] = [:], now: Double = 0) {
         self.configuration = configuration
@@ -192,6 +203,7 @@ public struct RoomSequencer: Sendable {
         if room.playback.isEmpty {
             // Empty: the room sleeps, keeping its secret and roles for a while.
             rooms[membership.room] = nil
+            chatHistory[membership.room] = nil
             records[membership.room]?.dormantSince = now
             return outputs
         }
@@ -218,7 +230,7 @@ public struct RoomSequencer: Sendable {
             return [.send(id, .unsupported(type: type))]
         case .unsupported:
             return []
-        case .action, .ready, .report, .status, .media, .end, .role, .kick:
+        case .action, .ready, .report, .status, .media, .end, .role, .kick, .chat, .message:
             guard let membership = joined[id] else {
                 return refuse(id, CowatchError(.protocolViolation, "say hello first"), now: now)
             }
@@ -284,7 +296,7 @@ public struct RoomSequencer: Sendable {
         let nonce = RoomSecret.nonce()
         let guarded = access(to: hello.room)
         handshakes[id] = Handshake(hello: hello, nonce: nonce, access: guarded)
-        let features = hello.features.filter { WireFeature.all.contains($0) }
+        let features = hello.features.filter { WireFeature.all.contains($0) && (configuration.chat || $0 != WireFeature.chat) }
         return [.send(id, .challenge(.init(protocolVersion: common.upperBound, features: features, nonce: nonce, access: guarded)))]
     }
 
@@ -423,8 +435,10 @@ public struct RoomSequencer: Sendable {
             .map(Self.output)
         rooms[hello.room] = room
         handshakes[id] = nil
+        let features = Set(hello.features.filter { WireFeature.all.contains($0) && (configuration.chat || $0 != WireFeature.chat) })
         joined[id] = Joined(
-            room: hello.room, name: hello.name, token: token, deadlines: hello.features.contains(WireFeature.actionDeadline))
+            room: hello.room, name: hello.name, token: token, deadlines: hello.features.contains(WireFeature.actionDeadline),
+            features: features)
         admission.joined(id, now: now)
         // Proved with the room's own verifier, never with one a joiner merely offered.
         let proof = records[hello.room]?.verifier.map {
@@ -435,7 +449,16 @@ public struct RoomSequencer: Sendable {
         let welcome = ServerMessage.welcome(.init(
             name: hello.name, room: hello.room, timeline: room.playback.timeline, participants: room.playback.participants(),
             activity: room.playback.activity, policy: room.playback.policy, token: token, role: role, proof: proof))
-        return [.send(id, welcome)] + outputs + (changed ? [.saveRecords] : [])
+        // The room's recent chat, after the welcome, marked as history.
+        var history: [Output] = []
+        if features.contains(WireFeature.chat) {
+            for line in chatHistory[hello.room] ?? [] {
+                var old = line
+                old.history = true
+                history.append(.sendMessage(id, .chat(old), reliable: true))
+            }
+        }
+        return [.send(id, welcome)] + history + outputs + (changed ? [.saveRecords] : [])
     }
 
     /// Makes space for a new record by forgetting the dormant one that slept longest.
@@ -481,6 +504,10 @@ public struct RoomSequencer: Sendable {
             return setRole(of: name, to: newRole, by: id, membership, now: now)
         case .kick(let name):
             return kick(name, by: id, membership, now: now)
+        case .chat(let requestID, let text):
+            return chat(text, requestID: requestID, from: id, membership, now: now)
+        case .message(let message):
+            return relay(message, from: id, membership, now: now)
         default:
             return []
         }

@@ -31,6 +31,16 @@ public struct ServerAdmission: Sendable {
         /// 20 s. Beyond it, stalls are noted but never hold the group.
         public var stallBurst: Double = 3
         public var stallRate: Double = 0.05
+        /// Token bucket for chat lines of one participant: 5, then one a second (`rate-limited`).
+        public var chatBurst: Double = 5
+        public var chatRate: Double = 1
+        /// Token buckets for messenger messages of one participant: count (64, then 32 a second)
+        /// and payload bytes (2 MiB, then 1 MiB a second). Beyond them a reliable message is
+        /// refused (`rate-limited`) and an unreliable one dropped; nobody else is slowed.
+        public var messageBurst: Double = 64
+        public var messageRate: Double = 32
+        public var messageByteBurst: Double = 2 * 1_048_576
+        public var messageByteRate: Double = 1_048_576
         /// Wrong secrets: the refusal waits this long, and after `maxAuthFailures` within
         /// `authFailureWindow` seconds an address is refused outright for `authLockout` seconds.
         public var authFailureDelay: Double = 1
@@ -47,12 +57,12 @@ public struct ServerAdmission: Sendable {
         var tokens: Double
         var at: Double
 
-        /// Takes one token if there is one.
-        mutating func take(burst: Double, rate: Double, now: Double) -> Bool {
+        /// Takes `amount` tokens (one by default) if there are that many.
+        mutating func take(_ amount: Double = 1, burst: Double, rate: Double, now: Double) -> Bool {
             tokens = min(burst, tokens + max(0, now - at) * rate)
             at = now
-            guard tokens >= 1 else { return false }
-            tokens -= 1
+            guard tokens >= amount else { return false }
+            tokens -= amount
             return true
         }
     }
@@ -67,6 +77,9 @@ public struct ServerAdmission: Sendable {
         var messages: Bucket
         var actions: Bucket
         var stalls: Bucket
+        var chats: Bucket
+        var sent: Bucket
+        var bytes: Bucket
     }
 
     struct AddressRecord {
@@ -108,7 +121,9 @@ public struct ServerAdmission: Sendable {
         let full = Bucket(tokens: configuration.floodBurst, at: now)
         connections[id] = Connection(
             address: address, deadline: now + configuration.helloTimeout, messages: full,
-            actions: Bucket(tokens: configuration.actionBurst, at: now), stalls: Bucket(tokens: configuration.stallBurst, at: now))
+            actions: Bucket(tokens: configuration.actionBurst, at: now), stalls: Bucket(tokens: configuration.stallBurst, at: now),
+            chats: Bucket(tokens: configuration.chatBurst, at: now), sent: Bucket(tokens: configuration.messageBurst, at: now),
+            bytes: Bucket(tokens: configuration.messageByteBurst, at: now))
         return nil
     }
 
@@ -160,6 +175,28 @@ public struct ServerAdmission: Sendable {
     public mutating func allowStall(from id: ConnectionID, now: Double) -> Bool {
         guard connections[id] != nil else { return false }
         return connections[id]!.stalls.take(burst: configuration.stallBurst, rate: configuration.stallRate, now: now)
+    }
+
+    /// A chat line: false when over the participant's budget.
+    public mutating func allowChat(from id: ConnectionID, now: Double) -> Bool {
+        guard connections[id] != nil else { return false }
+        return connections[id]!.chats.take(burst: configuration.chatBurst, rate: configuration.chatRate, now: now)
+    }
+
+    /// A messenger message of `bytes` payload bytes: false when over either budget (then
+    /// neither is charged).
+    public mutating func allowMessage(bytes: Int, from id: ConnectionID, now: Double) -> Bool {
+        guard var connection = connections[id] else { return false }
+        let before = connection
+        guard connection.sent.take(burst: configuration.messageBurst, rate: configuration.messageRate, now: now),
+            connection.bytes.take(
+                Double(bytes), burst: configuration.messageByteBurst, rate: configuration.messageByteRate, now: now)
+        else {
+            connections[id] = before
+            return false
+        }
+        connections[id] = connection
+        return true
     }
 
     /// Keeps `address` out for `seconds` (new connections are refused with `server-busy`).

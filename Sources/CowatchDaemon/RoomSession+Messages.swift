@@ -1,0 +1,49 @@
+import CowatchClient
+import CowatchCore
+import Foundation
+
+/// `chat` and `send_message`: the control socket's side of the room's chat and messenger.
+///
+/// Threading: actor-isolated to `RoomSession`.
+extension RoomSession {
+    /// Sends a chat line; returns once the server relayed it (our own copy came back).
+    /// Errors: `not-in-room`, `unsupported` (no chat on this server), `rate-limited`, `timeout`.
+    func chat(_ text: String, timeout: Double) async throws(CowatchError) {
+        guard isJoined else { throw CowatchError(.notInRoom, "not in the room (\(machine.state.name))") }
+        let request = try coordinator.chat(text, now: monotonicNow())
+        let reply = Reply<CowatchError?>()
+        actionWaiters[request.id] = reply
+        perform(request.actions)
+        let outcome = await reply.wait(timeout: timeout, orElse: CowatchError(.timeout, "the room server did not relay the line in time"))
+        actionWaiters[request.id] = nil
+        if let outcome { throw outcome }
+    }
+
+    /// Sends a messenger message. Reliable: returns once acknowledged, with who it reached (it is
+    /// sent again after a reconnect until then); unreliable: at once.
+    /// Errors: `not-in-room`, `unsupported`, `rate-limited`, `invalid-argument`, `timeout` (the
+    /// message stays queued and goes again after a reconnect).
+    func sendMessage(_ request: ControlCommand.SendMessageRequest, timeout: Double) async throws(CowatchError) -> JSONValue {
+        guard isJoined else { throw CowatchError(.notInRoom, "not in the room (\(machine.state.name))") }
+        if let to = request.to, to.contains(configuration.name) {
+            throw CowatchError(.invalidArgument, "a message to yourself never leaves this daemon")
+        }
+        let text = String(decoding: request.payload.encoded(), as: UTF8.self)
+        let sent = try coordinator.send(
+            topic: request.topic, payload: text, reliable: request.reliable, to: request.to, now: monotonicNow())
+        guard request.reliable else {
+            perform(sent.actions)
+            return ["id": .number(Double(sent.id))]
+        }
+        let reply = Reply<CowatchError?>()
+        messageWaiters[sent.id] = reply
+        perform(sent.actions)
+        let outcome = await reply.wait(
+            timeout: timeout,
+            orElse: CowatchError(.timeout, "not acknowledged yet; it stays queued and goes again after a reconnect"))
+        messageWaiters[sent.id] = nil
+        if let outcome { throw outcome }
+        let delivered = deliveries.removeValue(forKey: sent.id) ?? []
+        return ["id": .number(Double(sent.id)), "delivered": .array(delivered.map(JSONValue.string))]
+    }
+}

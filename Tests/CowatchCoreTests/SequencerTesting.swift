@@ -20,7 +20,12 @@ extension SequencerTesting {
     }
 
     func messages(_ outputs: [Output], to id: Int) -> [ServerMessage] {
-        outputs.compactMap { if case .send(id, let message) = $0 { message } else { nil } }
+        outputs.compactMap { output -> ServerMessage? in
+            switch output {
+            case .send(id, let message), .sendMessage(id, let message, _): message
+            default: nil
+            }
+        }
     }
 
     func applied(_ outputs: [Output], to id: Int) -> [GroupTimeline] {

@@ -25,7 +25,9 @@ extension RoomCoordinator {
     }
 
     /// A messenger message from us: `payload` is JSON text, `to` nil for everyone else.
-    /// Reliable ones are answered by `messageDelivered` (or refused); unreliable ones by nothing.
+    /// Messages leave at our own pace (`MessagePace`, within the server's budgets): reliable ones
+    /// queue in order and are answered by `messageDelivered` (or refused); unreliable ones keep
+    /// only the newest per topic until it can go, and are answered by nothing.
     /// Errors: `unsupported` (the server has no messenger), `rate-limited` (too many unacknowledged).
     public mutating func send(
         topic: String, payload: String, reliable: Bool, to: [String]?, now: Double
@@ -40,15 +42,39 @@ extension RoomCoordinator {
         let message = RoomMessage(id: nextRequestID, topic: topic, payload: payload, reliable: reliable, to: to)
         if reliable {
             pendingRequests[message.id] = now
-            unacknowledged.append(message)
+            unacknowledged.append((message, false))
+        } else if latestUnreliable[topic] != nil || latestUnreliable.count < Self.maxUnreliableTopics {
+            latestUnreliable[topic] = message
         }
-        return (message.id, [.send(.message(message))])
+        return (message.id, isJoined ? flushMessages(now: now) : [])
+    }
+
+    /// Unreliable topics waiting at once at most (beyond, a new topic's message is dropped).
+    static let maxUnreliableTopics = 64
+
+    /// Sends what our pace allows: reliable messages first, in order, then the newest
+    /// unreliable message of each topic.
+    mutating func flushMessages(now: Double) -> [Action] {
+        var actions: [Action] = []
+        for index in unacknowledged.indices where !unacknowledged[index].sent {
+            guard messagePace.allow(bytes: unacknowledged[index].message.payload.utf8.count, now: now) else { return actions }
+            unacknowledged[index].sent = true
+            actions.append(.send(.message(unacknowledged[index].message)))
+        }
+        for topic in latestUnreliable.keys.sorted() {
+            guard let message = latestUnreliable[topic], messagePace.allow(bytes: message.payload.utf8.count, now: now) else {
+                break
+            }
+            latestUnreliable[topic] = nil
+            actions.append(.send(.message(message)))
+        }
+        return actions
     }
 
     /// A refusal naming one of our chat or message ids: that request is over.
     mutating func requestRefused(_ id: Int) -> Int? {
         guard pendingRequests.removeValue(forKey: id) != nil else { return nil }
-        unacknowledged.removeAll { $0.id == id }
+        unacknowledged.removeAll { $0.message.id == id }
         return id
     }
 
@@ -70,8 +96,36 @@ extension RoomCoordinator {
     }
 
     mutating func messageAcknowledged(_ id: Int, delivered: [String]) -> [Action] {
-        unacknowledged.removeAll { $0.id == id }
+        unacknowledged.removeAll { $0.message.id == id }
         guard pendingRequests.removeValue(forKey: id) != nil else { return [] }
         return [.messageDelivered(id: id, to: delivered)]
+    }
+}
+
+/// How fast this daemon sends messenger messages: a little under the server's default budgets
+/// (64 messages then 32 a second; 2 MiB then 1 MiB a second) and far under its flood guard, so
+/// a busy sender waits here instead of being refused or dropped there.
+///
+/// Threading: a value type; one owner.
+public struct MessagePace: Sendable {
+    var messages = 60.0
+    var bytes = 2_000_000.0
+    var at: Double?
+
+    static let messageBurst = 60.0
+    static let messageRate = 30.0
+    static let byteBurst = 2_000_000.0
+    static let byteRate = 1_000_000.0
+
+    /// Takes one message of `bytes` if the pace allows it now.
+    mutating func allow(bytes size: Int, now: Double) -> Bool {
+        let elapsed = max(0, now - (at ?? now))
+        at = now
+        messages = min(Self.messageBurst, messages + elapsed * Self.messageRate)
+        bytes = min(Self.byteBurst, bytes + elapsed * Self.byteRate)
+        guard messages >= 1, bytes >= Double(size) else { return false }
+        messages -= 1
+        bytes -= Double(size)
+        return true
     }
 }

@@ -135,8 +135,13 @@ public struct RoomCoordinator: Sendable {
     var nextRequestID = Int.random(in: 1...(1 << 41)) << 10
     /// Chat lines and reliable messages awaiting the server's confirmation.
     var pendingRequests: [Int: Double] = [:]
-    /// Reliable messages not yet acknowledged: sent again after a reconnect.
-    var unacknowledged: [RoomMessage] = []
+    /// Reliable messages not yet acknowledged, in order; `sent` false until written on this
+    /// connection (a reconnect clears it, so they go again).
+    var unacknowledged: [(message: RoomMessage, sent: Bool)] = []
+    /// The newest unreliable message per topic not yet sent (newest wins).
+    var latestUnreliable: [String: RoomMessage] = [:]
+    /// Our own pace for messages, under the server's budgets and flood guard.
+    var messagePace = MessagePace()
     /// Messages delivered lately ("from/id"), to drop a copy a sender's reconnect resent.
     var seenMessages: [String] = []
     var seenMessageSet: Set<String> = []
@@ -231,8 +236,9 @@ public struct RoomCoordinator: Sendable {
             snappedSeq = nil
             readySentSeq = nil
             // Reliable messages the last connection did not see acknowledged go again, in order.
+            for index in unacknowledged.indices { unacknowledged[index].sent = false }
             return [.joined(welcome), .participants(welcome.participants), .activity(welcome.activity)]
-                + unacknowledged.map { .send(.message($0)) }
+                + flushMessages(now: now)
         case .applied(let timeline, let notice, let actionID, let newActivity):
             var actions: [Action] = []
             if let newActivity, newActivity.id != activity.id {
@@ -419,6 +425,7 @@ public struct RoomCoordinator: Sendable {
     /// Runs periodically (and at transitions): clock probes, reports, and reconciling the player.
     public mutating func tick(now: Double, sample: PlayerSample?) -> [Action] {
         var actions = probeIfDue(now: now)
+        if isJoined { actions += flushMessages(now: now) }
         outstandingProbes = outstandingProbes.filter { now - $0.value < 5 }
         pendingActions = pendingActions.filter { now - $0.value < configuration.actionTimeout }
         guard let sample, let timelines, let estimate = estimator.estimate(atLocal: now) else { return actions }

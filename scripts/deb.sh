@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# Builds dist/cowatch_VERSION_ARCH.deb from the release programs in $1 (built with the Swift
+# runtime linked in, so the package needs no Swift): the files of `make install PREFIX=/usr`,
+# programs stripped, and Depends computed from the libraries the programs load (libmpv2, libc6, …).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bin=${1:?the directory of the release programs}
+version=$(sed -n 's/.*static let number = "\(.*\)"/\1/p' Sources/CowatchCore/Support/CowatchVersion.swift)
+arch=$(dpkg --print-architecture)
+stage=.build/deb/cowatch_${version}_$arch
+rm -rf "$stage"
+BIN_DIR=$bin DESTDIR=$stage PREFIX=/usr scripts/install.sh install >/dev/null
+strip --strip-unneeded "$stage"/usr/bin/*
+
+# Each shared library a program loads must come from a Debian package; that package is a dependency,
+# at least the version built against (upstream part).
+depends=()
+for lib in $(ldd "$stage"/usr/bin/* | awk '$2 == "=>" && $3 ~ /^\// { print $3 }' | sort -u); do
+  owner=$(dpkg -S "$lib" 2>/dev/null || dpkg -S "/usr$lib" 2>/dev/null || dpkg -S "$(readlink -f "$lib")" 2>/dev/null || true)
+  package=${owner%%:*}
+  if [ -z "$package" ]; then
+    echo "deb: $lib belongs to no Debian package (a Swift runtime library? build with --static-swift-stdlib)" >&2
+    exit 1
+  fi
+  installed=$(dpkg-query -W -f='${Version}' "$package")
+  upstream=${installed#*:}
+  depends+=("$package (>= ${upstream%%-*})")
+done
+depends_line=$(printf '%s\n' "${depends[@]}" | sort -u | paste -sd, | sed 's/,/, /g')
+
+mkdir -p "$stage/DEBIAN"
+cat > "$stage/DEBIAN/control" <<CONTROL
+Package: cowatch
+Version: $version
+Architecture: $arch
+Maintainer: Cowatch developers <cowatch@localhost>
+Section: video
+Priority: optional
+Installed-Size: $(du -sk --exclude=DEBIAN "$stage" | cut -f1)
+Depends: $depends_line
+Description: watch films together, in lockstep, with mpv
+ cowatchd plays media in libmpv and keeps every friend's player in step
+ against a shared reference clock; cowatch drives it from the shell;
+ cowatch-server is the room server (TLS, room secrets, roles).
+CONTROL
+mkdir -p dist
+dpkg-deb --root-owner-group -Zxz --build "$stage" "dist/cowatch_${version}_$arch.deb" >/dev/null
+echo "dist/cowatch_${version}_$arch.deb: $(du -h "dist/cowatch_${version}_$arch.deb" | cut -f1), Depends: $depends_line"

@@ -47,9 +47,13 @@ public enum JSONSyntax {
             return Problem(line: line, column: index - lineStart + 1, reason: reason)
         }
 
-        /// What is at the cursor, for messages: `'x'` or "the end of the file".
+        /// What is at the cursor, for messages: `'x'`, a bare word such as `'tru'`, a line break, or
+        /// "the end of the file".
         var found: String {
             guard let byte = current else { return "the end of the file" }
+            let word = bytes[index...].prefix { ($0 >= 0x61 && $0 <= 0x7a) || ($0 >= 0x41 && $0 <= 0x5a) }.prefix(20)
+            if !word.isEmpty { return "'\(String(decoding: word, as: UTF8.self))'" }
+            if byte == 0x0a { return "the end of the line" }
             return byte >= 0x20 && byte < 0x7f ? "'\(Character(Unicode.Scalar(byte)))'" : "byte 0x\(String(byte, radix: 16))"
         }
 
@@ -168,8 +172,10 @@ public enum JSONSyntax {
         }
 
         mutating func literal(_ word: String) throws(Problem) {
+            let start = index
             for expected in word.utf8 {
                 guard current == expected else {
+                    index = start
                     throw problem("expected a value (a string in double quotes, a number, true, false, null, [ or {), found \(found)")
                 }
                 index += 1

@@ -12,10 +12,14 @@ rm -rf "$stage"
 BIN_DIR=$bin DESTDIR=$stage PREFIX=/usr scripts/install.sh install >/dev/null
 strip --strip-unneeded "$stage"/usr/bin/*
 
-# Each shared library a program loads must come from a Debian package; that package is a dependency,
-# at least the version built against (upstream part).
+# Each shared library a program links directly (NEEDED; ldd would add libmpv's own dependencies,
+# which libmpv2's package already brings) must come from a Debian package; that package is a
+# dependency, at least the version built against (upstream part).
 depends=()
-for lib in $(ldd "$stage"/usr/bin/* | awk '$2 == "=>" && $3 ~ /^\// { print $3 }' | sort -u); do
+needed=$(for program in "$stage"/usr/bin/*; do objdump -p "$program" | awk '$1 == "NEEDED" { print $2 }'; done | sort -u)
+for name in $needed; do
+  lib=$(ldd "$stage"/usr/bin/* | awk -v name="$name" '$1 == name && $2 == "=>" { print $3; exit }')
+  [ -n "$lib" ] || { echo "deb: cannot find $name" >&2; exit 1; }
   owner=$(dpkg -S "$lib" 2>/dev/null || dpkg -S "/usr$lib" 2>/dev/null || dpkg -S "$(readlink -f "$lib")" 2>/dev/null || true)
   package=${owner%%:*}
   if [ -z "$package" ]; then

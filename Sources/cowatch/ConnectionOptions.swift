@@ -18,7 +18,7 @@ struct ConnectionOptions: ParsableArguments {
     /// The socket to use: `--socket`, else `COWATCH_CONTROL`, else the default path of `--name`,
     /// `COWATCH_NAME` or the login name. With no daemon named at all and no daemon under the login
     /// name, the only daemon running in the default directory (see `SocketDiscovery`).
-    func socketPath() throws -> String {
+    func socketPath() throws(CowatchError) -> String {
         let environment = ProcessInfo.processInfo.environment
         if let socket { return socket }
         if let fromEnvironment = environment["COWATCH_CONTROL"], !fromEnvironment.isEmpty, name == nil {

@@ -75,6 +75,9 @@ struct Seek: PlaybackCommand {
     @Argument(parsing: .allUnrecognized, help: ArgumentHelp("Target time or +/- offset.", valueName: "TIME"))
     var time: [String] = []
 
+    // Here rather than only in run(): the parser then shows seek's own usage under the message.
+    func validate() throws { _ = try command() }
+
     func command() throws -> ControlCommand {
         let forms = "90, 1:30, 1:02:03, +10 or -5"
         guard time.count == 1 else {

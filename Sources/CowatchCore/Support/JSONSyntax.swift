@@ -17,7 +17,7 @@ public enum JSONSyntax {
     /// nil when `bytes` holds exactly one valid JSON value (surrounded by whitespace at most).
     public static func firstProblem(in bytes: [UInt8]) -> Problem? {
         var scanner = Scanner(bytes: bytes)
-        do {
+        do throws(Problem) {
             scanner.skipWhitespace()
             try scanner.value(depth: 0)
             scanner.skipWhitespace()
@@ -68,7 +68,8 @@ public enum JSONSyntax {
 
         mutating func value(depth: Int) throws(Problem) {
             guard depth < Self.maxDepth else { throw problem("nested more than \(Self.maxDepth) deep") }
-            switch current {
+            guard let byte = current else { throw problem("expected a value, found \(found)") }
+            switch byte {
             case UInt8(ascii: "{"): try object(depth: depth + 1)
             case UInt8(ascii: "["): try array(depth: depth + 1)
             case UInt8(ascii: "\""): try string()

@@ -9,7 +9,8 @@ struct ConnectionOptions: ParsableArguments {
     var socket: String?
 
     @Option(name: .long, help: ArgumentHelp(
-        "The daemon's name, to find its socket in the default place (default: your login name).", valueName: "NAME"))
+        "The daemon's name, to find its socket in the default place (default: yours, else the only daemon running).",
+        valueName: "NAME"))
     var name: String?
 
     @Flag(name: .long, help: "Print JSON instead of text.")

@@ -33,7 +33,7 @@ struct JSONSyntaxTests {
 
         let single = try #require(problem("{'a': 1}"))
         #expect(single.reason.contains("double quotes"))
-        #expect(problem("{\"a\": \"x") ?.reason.contains("never ends") == true)
+        #expect(problem("{\"a\": \"x")?.reason.contains("never ends") == true)
         #expect(problem("{\"a\": 01}")?.reason.contains("start with 0") == true)
         #expect(problem("{} {}")?.reason.contains("after the end") == true)
         #expect(problem("")?.reason.contains("the end of the file") == true)

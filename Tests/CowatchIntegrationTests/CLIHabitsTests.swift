@@ -37,7 +37,7 @@ struct CLIHabitsTests {
         let entries = helpEntries(result.stdout)
         #expect(entries.count > 2, "\(result.stdout)")
         for entry in entries {
-            let count = entry.lowercased().components(separatedBy: "default").count - 1
+            let count = entry.lowercased().components(separatedBy: "(default").count - 1
             #expect(count <= 1, "\(entry)")
         }
     }

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds dist/cowatch_VERSION_ARCH.deb from the release programs in $1 (built with the Swift
 # runtime linked in, so the package needs no Swift): the files of `make install PREFIX=/usr`,
-# programs stripped, and Depends computed from the libraries the programs load (libmpv2, libc6, …).
+# and Depends computed from the libraries the programs load (libmpv2, libc6, …).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bin=${1:?the directory of the release programs}
@@ -10,7 +10,6 @@ arch=$(dpkg --print-architecture)
 stage=.build/deb/cowatch_${version}_$arch
 rm -rf "$stage"
 BIN_DIR=$bin DESTDIR=$stage PREFIX=/usr scripts/install.sh install >/dev/null
-strip --strip-unneeded "$stage"/usr/bin/*
 
 # Each shared library a program links directly (NEEDED; ldd would add libmpv's own dependencies,
 # which libmpv2's package already brings) must come from a Debian package; that package is a

@@ -56,7 +56,9 @@ sed "s|^ExecStart=/usr/local/bin/cowatch-server|ExecStart=$prefix/bin/cowatch-se
 
 put() { "${as[@]}" install -D -m "$1" "$2" "$root/$3"; }
 for p in "${programs[@]}"; do
+  # Stripped: the symbol tables are most of a release program's 100-150 MB.
   put 755 "$bin/$p" "bin/$p"
+  "${as[@]}" strip "$root/bin/$p"
   put 644 "$stage/$p.bash" "share/bash-completion/completions/$p"
   put 644 "$stage/_$p" "share/zsh/site-functions/_$p"
   put 644 "$stage/$p.fish" "share/fish/vendor_completions.d/$p.fish"

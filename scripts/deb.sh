@@ -16,11 +16,12 @@ BIN_DIR=$bin DESTDIR=$stage PREFIX=/usr scripts/install.sh install >/dev/null
 # dependency, at least the version built against (upstream part).
 depends=()
 needed=$(for program in "$stage"/usr/bin/*; do objdump -p "$program" | awk '$1 == "NEEDED" { print $2 }'; done | sort -u)
+resolved=$(ldd "$stage"/usr/bin/*)
 for name in $needed; do
   # "libmpv.so.2 => /lib/…/libmpv.so.2 (…)", or for the loader "/lib64/ld-linux-x86-64.so.2 (…)".
-  lib=$(ldd "$stage"/usr/bin/* | awk -v name="$name" '
+  lib=$(awk -v name="$name" '
     $1 == name && $2 == "=>" { print $3; exit }
-    substr($1, length($1) - length(name)) == "/" name { print $1; exit }')
+    substr($1, length($1) - length(name)) == "/" name { print $1; exit }' <<< "$resolved")
   [ -n "$lib" ] || { echo "deb: cannot find $name" >&2; exit 1; }
   owner=$(dpkg -S "$lib" 2>/dev/null || dpkg -S "/usr$lib" 2>/dev/null || dpkg -S "$(readlink -f "$lib")" 2>/dev/null || true)
   package=${owner%%:*}

@@ -23,4 +23,14 @@ enum ArgumentOrder {
         rest.insert(contentsOf: moved, at: rest.firstIndex(of: "--") ?? rest.count)
         return rest
     }
+
+    /// For a refused command line that starts with an option and names a command later
+    /// (`cowatch --duration 5 events`): where the options go instead.
+    static func hint(_ arguments: [String], subcommands: [String]) -> String? {
+        guard let first = arguments.first, first.hasPrefix("-"), !["-h", "--help", "--version"].contains(first),
+            let position = arguments.firstIndex(where: { subcommands.contains($0) })
+        else { return nil }
+        let reordered = [arguments[position]] + arguments[..<position] + arguments[(position + 1)...]
+        return "Hint: a command's options go after it: cowatch \(reordered.joined(separator: " "))"
+    }
 }

@@ -20,9 +20,20 @@ struct Cowatch: ParsableCommand {
         ])
 
     static func main() {
+        let arguments = ArgumentOrder.connectionOptionsAfterSubcommand(Array(CommandLine.arguments.dropFirst()))
+        var command: ParsableCommand
         do {
-            var command = try parseAsRoot(
-                ArgumentOrder.connectionOptionsAfterSubcommand(Array(CommandLine.arguments.dropFirst())))
+            command = try parseAsRoot(arguments)
+        } catch {
+            // A command's own option before the command: say where it goes.
+            let names = configuration.subcommands.map { $0._commandName }
+            if let hint = ArgumentOrder.hint(arguments, subcommands: names) {
+                FileHandle.standardError.write(Data("\(fullMessage(for: error))\n\(hint)\n".utf8))
+                Foundation.exit(exitCode(for: error).rawValue)
+            }
+            exit(withError: error)
+        }
+        do {
             try command.run()
         } catch let failure as CLIFailure {
             FileHandle.standardError.write(Data("cowatch: \(failure.description)\n".utf8))

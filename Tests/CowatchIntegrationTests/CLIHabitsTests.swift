@@ -50,10 +50,10 @@ struct CLIHabitsTests {
         #expect(result.stderr.contains("no cowatchd is listening on \(socket)"), "\(result.stderr)")
         let equals = try runBinary("cowatch", ["--socket=\(socket)", "pause"])
         #expect(equals.stderr.contains("no cowatchd is listening on \(socket)"), "\(equals.stderr)")
-        // Anything else before the subcommand is still the parser's to refuse.
-        let unknown = try runBinary("cowatch", ["--bogus", "status"])
-        #expect(unknown.status != 0 && unknown.status != 1)
-        #expect(unknown.stderr.contains("--bogus"))
+        // A command's own option before it is refused, with where it goes.
+        let misplaced = try runBinary("cowatch", ["--duration", "5", "events"])
+        #expect(misplaced.status == 64)
+        #expect(misplaced.stderr.contains("Hint: a command's options go after it: cowatch events --duration 5"), "\(misplaced.stderr)")
     }
 
     @Test("a malformed time says what is wrong with it")

@@ -1,7 +1,8 @@
 # Cowatch: the two set-up commands from the README, and their parts.
 #   make demo   — a local room of headless viewers on a generated film (installs what is missing)
 #   make test   — every test (installs what is missing)
-#   make install — release programs, man pages, completions, systemd units (PREFIX, DESTDIR)
+#   make install — release programs, man pages, completions, systemd units (PREFIX, DESTDIR);
+#                  make uninstall removes them; make deb packages them
 SHELL := /bin/bash
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 PREFIX ?= /usr/local

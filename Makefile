@@ -1,10 +1,19 @@
 # Cowatch: the two set-up commands from the README, and their parts.
 #   make demo   — a local room of headless viewers on a generated film (installs what is missing)
 #   make test   — every test (installs what is missing)
+#   make install — release programs, man pages, completions, systemd units (PREFIX, DESTDIR);
+#                  make uninstall removes them; make deb packages them
 SHELL := /bin/bash
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+PREFIX ?= /usr/local
+DESTDIR ?=
+# The Swift runtime is linked into the installed programs, so they (and the .deb) need no Swift.
+RELEASE_FLAGS := -c release --static-swift-stdlib
+# Install programs already built there instead of building release ones (the install test uses
+# the debug build: BUILD_DIR=.build/debug).
+BUILD_DIR ?=
 
-.PHONY: deps build test demo bench clean
+.PHONY: deps build test demo bench clean release install uninstall deb
 
 # libmpv-dev (the player), ffmpeg (test films) and openssl (a real TLS client and certificates for the
 # security tests), from Debian, only when missing.
@@ -32,14 +41,30 @@ test: deps
 	swift test --skip-build --filter CowatchDaemonTests
 	swift test --skip-build --skip CowatchDaemonTests
 
+# MEDIA reaches the script through the environment (make exports command-line variables), so a
+# name with spaces or quotes stays one name.
 demo: deps
 	swift build
-	scripts/demo.sh $(MEDIA)
+	scripts/demo.sh
 
 bench: WITH_MPV=1
 bench: deps
 	swift build -c release
 	.build/release/cowatch-bench $(BENCH_ARGS)
 
+release: deps
+	for product in cowatchd cowatch cowatch-server; do swift build $(RELEASE_FLAGS) --product $$product || exit 1; done
+
+install: $(if $(BUILD_DIR),,release)
+	BIN_DIR="$(if $(BUILD_DIR),$(BUILD_DIR),$$(swift build $(RELEASE_FLAGS) --show-bin-path))" \
+	  DESTDIR="$(DESTDIR)" PREFIX="$(PREFIX)" scripts/install.sh install
+
+uninstall:
+	DESTDIR="$(DESTDIR)" PREFIX="$(PREFIX)" scripts/install.sh uninstall
+
+# A Debian package of the release programs: dist/cowatch_VERSION_ARCH.deb.
+deb: release
+	scripts/deb.sh "$$(swift build $(RELEASE_FLAGS) --show-bin-path)"
+
 clean:
-	rm -rf .build demo-out
+	rm -rf .build demo-out dist

@@ -3,11 +3,18 @@
 # A room server starts, alice, bob and carol join, each does something, every notice is printed
 # as the viewers see it, and the measured skew between the players is printed after each step.
 set -euo pipefail
+# The film: the argument, else $MEDIA (make demo MEDIA="my film.mkv" passes it this way, spaces and
+# all); a relative path is taken from where we were started.
+media=${1:-${MEDIA:-}}
+case $media in
+  "~/"*) media=$HOME/${media#"~/"} ;;
+  "" | /* | *://*) ;;
+  *) media=$PWD/$media ;;
+esac
 cd "$(dirname "$0")/.."
 bin=.build/debug
 out=demo-out
 mkdir -p "$out"
-media=${1:-}
 if [ -z "$media" ]; then
   media=$out/film.mkv
   if [ ! -f "$media" ]; then

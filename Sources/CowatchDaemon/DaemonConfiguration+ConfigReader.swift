@@ -66,6 +66,9 @@ extension DaemonConfiguration {
     public static func load(flags: DaemonFlags, environment: [String: String]) async throws -> DaemonConfiguration {
         let configPath = flags.config ?? environment["COWATCH_CONFIG"]
         let filePath = configPath ?? defaultConfigFile(environment: environment)
+        // Our own reading first: its messages name the line and column and the key, where the
+        // provider's would print an NSCocoaErrorDomain dump.
+        try checkFile(filePath, mustExist: configPath != nil)
         let file: ConfigReader
         do {
             file = ConfigReader(
@@ -74,7 +77,6 @@ extension DaemonConfiguration {
         } catch {
             throw CowatchError(.invalidConfiguration, "config file \(filePath): \(error)")
         }
-        try checkKeys(ofFile: filePath)
         let env = ConfigReader(
             provider: EnvironmentVariablesProvider(environmentVariables: environment).prefixKeys(with: "cowatch"))
         var flagValues: [AbsoluteConfigKey: ConfigValue] = [:]
@@ -165,14 +167,41 @@ extension DaemonConfiguration {
     ]
     static let driftKeys: Set<String> = ["seek-threshold", "correction-time", "max-adjust", "interval"]
 
-    /// A misspelt key would otherwise be ignored in silence and its default used: refuse it.
-    /// A missing file is fine here (whether it may be missing is decided when it is loaded).
-    static func checkKeys(ofFile path: String) throws(CowatchError) {
-        guard let data = FileManager.default.contents(atPath: path) else { return }
-        guard let object = (try? JSONValue.parse(Array(data)))?.objectValue else { return }  // the loader says why
-        var unknown = object.keys.filter { !fileKeys.contains($0) }.sorted()
+    /// Refuses a config file that is not JSON (saying where), not an object, or holds a key we do
+    /// not know: a misspelt key would otherwise be ignored in silence and its default used. The
+    /// `drift` keys may be nested (`"drift": {"max-adjust": …}`) or flat (`"drift.max-adjust"`),
+    /// not both. A missing file is fine unless it was named (`--config`, `COWATCH_CONFIG`).
+    static func checkFile(_ path: String, mustExist: Bool) throws(CowatchError) {
+        guard FileManager.default.fileExists(atPath: path) else {
+            if mustExist { throw CowatchError(.invalidConfiguration, "config file \(path) does not exist") }
+            return
+        }
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw CowatchError(.invalidConfiguration, "config file \(path) cannot be read")
+        }
+        if let problem = JSONSyntax.firstProblem(in: Array(data)) {
+            throw CowatchError(.invalidConfiguration, "config file \(path) is not valid JSON: \(problem)")
+        }
+        guard let object = (try? JSONValue.parse(Array(data)))?.objectValue else {
+            throw CowatchError(.invalidConfiguration, "config file \(path) must hold one JSON object: { \"media\": …, … }")
+        }
+        var unknown: [String] = []
+        var driftGiven: [String] = []
+        for key in object.keys.sorted() {
+            if key.hasPrefix("drift."), driftKeys.contains(String(key.dropFirst(6))) {
+                driftGiven.append(key)
+            } else if !fileKeys.contains(key) {
+                unknown.append(key)
+            }
+        }
+        if let drift = object["drift"], drift.objectValue == nil, drift != .null {
+            throw CowatchError(.invalidConfiguration, "config file \(path): drift must be an object such as {\"max-adjust\": 0.05}")
+        }
         if let drift = object["drift"]?.objectValue {
             unknown += drift.keys.filter { !driftKeys.contains($0) }.sorted().map { "drift.\($0)" }
+            if let twice = drift.keys.sorted().first(where: { driftGiven.contains("drift.\($0)") }) {
+                throw CowatchError(.invalidConfiguration, "config file \(path): drift.\(twice) is given twice, nested and flat")
+            }
         }
         guard unknown.isEmpty else {
             throw CowatchError(

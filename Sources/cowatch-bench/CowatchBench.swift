@@ -10,6 +10,7 @@ struct CowatchBench: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "cowatch-bench",
         abstract: "Measure how close cowatchd players stay.",
+        version: CowatchVersion.text,
         subcommands: [Rooms.self, Scenarios.self, Lifecycle.self, Skew.self, Cost.self, TLSCost.self, Serve.self], defaultSubcommand: Rooms.self)
 }
 

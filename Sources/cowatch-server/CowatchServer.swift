@@ -10,9 +10,10 @@ struct CowatchServer: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "cowatch-server",
         abstract: "The Cowatch room server: sequencer and reference clock for any number of rooms.",
-        discussion: "Rooms are created when their first participant joins and dropped when the last one leaves. See cowatch-server(1).")
+        discussion: "Rooms are created when their first participant joins and dropped when the last one leaves. See cowatch-server(1).",
+        version: CowatchVersion.text)
 
-    @Option(help: ArgumentHelp("Address and port to listen on (default 0.0.0.0:7433; port 0 picks a free one).", valueName: "[ADDR:]PORT"))
+    @Option(help: ArgumentHelp("Address and port to listen on; port 0 picks a free one.", valueName: "[ADDR:]PORT"))
     var listen = "0.0.0.0:7433"
 
     @Option(help: ArgumentHelp("Seconds to wait for everyone to land after a seek while playing (default 2).", valueName: "SECONDS"))
@@ -71,7 +72,7 @@ struct CowatchServer: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Seconds a new connection has to finish its handshake (default 5).", valueName: "SECONDS"))
     var helloTimeout: Double?
 
-    @Option(help: ArgumentHelp("Log level on stderr: trace, debug, info, notice, warning, error, critical (default: warning).", valueName: "LEVEL"))
+    @Option(help: ArgumentHelp("Log level on stderr: trace, debug, info, notice, warning, error, critical.", valueName: "LEVEL"))
     var logLevel = "warning"
 
     func run() async throws {

@@ -9,30 +9,37 @@ struct ConnectionOptions: ParsableArguments {
     var socket: String?
 
     @Option(name: .long, help: ArgumentHelp(
-        "The daemon's name, to find its socket in the default place (default: your login name).", valueName: "NAME"))
+        "The daemon's name, to find its socket in the default place (default: yours, else the only daemon running).",
+        valueName: "NAME"))
     var name: String?
 
     @Flag(name: .long, help: "Print JSON instead of text.")
     var json = false
 
-    var socketPath: String {
+    /// The socket to use: `--socket`, else `COWATCH_CONTROL`, else the default path of `--name`,
+    /// `COWATCH_NAME` or the login name. With no daemon named at all and no daemon under the login
+    /// name, the only daemon running in the default directory (see `SocketDiscovery`).
+    func socketPath() throws(CowatchError) -> String {
         let environment = ProcessInfo.processInfo.environment
         if let socket { return socket }
         if let fromEnvironment = environment["COWATCH_CONTROL"], !fromEnvironment.isEmpty, name == nil {
             return fromEnvironment
         }
-        let who = name ?? environment["COWATCH_NAME"].flatMap { $0.isEmpty ? nil : $0 }
-            ?? ControlSocketPath.defaultName(environment: environment)
-        return ControlSocketPath.defaultPath(name: who, environment: environment)
+        if let who = name ?? environment["COWATCH_NAME"].flatMap({ $0.isEmpty ? nil : $0 }) {
+            return ControlSocketPath.defaultPath(name: who, environment: environment)
+        }
+        let login = ControlSocketPath.defaultPath(
+            name: ControlSocketPath.defaultName(environment: environment), environment: environment)
+        return try SocketDiscovery.resolve(default: login, environment: environment)
     }
 
-    /// Connects to `socketPath`. `ControlClient` refuses (`unsafe-path`, nothing sent) a socket in
+    /// Connects to `socketPath()`. `ControlClient` refuses (`unsafe-path`, nothing sent) a socket in
     /// `$XDG_RUNTIME_DIR/cowatch` or `/tmp/cowatch-UID` unless that directory is a real directory
     /// of ours with mode 0700, whether the path is the default or given with `--socket` or
     /// `COWATCH_CONTROL`; a path elsewhere is used as given.
     func connect() throws -> ControlClient {
         do {
-            return try ControlClient(path: socketPath)
+            return try ControlClient(path: try socketPath())
         } catch {
             throw CLIFailure(error)
         }

@@ -8,7 +8,11 @@ struct Cowatch: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "cowatch",
         abstract: "Control a running cowatchd: play, pause, seek and change speed for everyone watching.",
-        discussion: "Times are seconds (90), m:ss (1:30) or h:mm:ss (1:02:03); +10 and -5 are relative. See cowatch(1).",
+        discussion: """
+            Times are seconds (90), m:ss (1:30) or h:mm:ss (1:02:03); +10 and -5 are relative. \
+            Without --socket or --name, the daemon named after you, else the only one running. See cowatch(1).
+            """,
+        version: CowatchVersion.text,
         subcommands: [
             Play.self, Pause.self, Toggle.self, Seek.self, Speed.self, Status.self, Events.self, Participants.self,
             Leave.self, Join.self, End.self, Open.self, Accept.self, Ready.self, Unready.self, WaitForMe.self, Op.self,
@@ -16,8 +20,20 @@ struct Cowatch: ParsableCommand {
         ])
 
     static func main() {
+        let arguments = ArgumentOrder.connectionOptionsAfterSubcommand(Array(CommandLine.arguments.dropFirst()))
+        var command: ParsableCommand
         do {
-            var command = try parseAsRoot()
+            command = try parseAsRoot(arguments)
+        } catch {
+            // A command's own option before the command: say where it goes.
+            let names = configuration.subcommands.map { $0._commandName }
+            if let hint = ArgumentOrder.hint(arguments, subcommands: names) {
+                FileHandle.standardError.write(Data("\(fullMessage(for: error))\n\(hint)\n".utf8))
+                Foundation.exit(exitCode(for: error).rawValue)
+            }
+            exit(withError: error)
+        }
+        do {
             try command.run()
         } catch let failure as CLIFailure {
             FileHandle.standardError.write(Data("cowatch: \(failure.description)\n".utf8))
@@ -70,9 +86,19 @@ struct Seek: PlaybackCommand {
     @Argument(parsing: .allUnrecognized, help: ArgumentHelp("Target time or +/- offset.", valueName: "TIME"))
     var time: [String] = []
 
+    // Here rather than only in run(): the parser then shows seek's own usage under the message.
+    func validate() throws { _ = try command() }
+
     func command() throws -> ControlCommand {
-        guard time.count == 1, let parsed = MediaTime.parse(time[0]) else {
-            throw ValidationError("seek takes one time: 90, 1:30, 1:02:03, +10 or -5")
+        let forms = "90, 1:30, 1:02:03, +10 or -5"
+        guard time.count == 1 else {
+            throw ValidationError(time.isEmpty
+                ? "seek needs a time: \(forms)"
+                : "seek takes one time, not \(time.count) (\(time.joined(separator: " ").prefix(60))): \(forms)")
+        }
+        guard let parsed = MediaTime.parse(time[0]) else {
+            let why = MediaTime.problem(time[0]) ?? "it is not a time"
+            throw ValidationError("\"\(time[0].prefix(40))\" is not a time: \(why); write \(forms)")
         }
         return .seek(seconds: parsed.seconds, mode: parsed.relative ? .relative : .absolute)
     }

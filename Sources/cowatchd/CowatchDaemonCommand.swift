@@ -18,7 +18,12 @@ struct CowatchDaemonCommand: AsyncParsableCommand {
             COWATCH_UNMANAGED, COWATCH_ROOM_SECRET_FILE, COWATCH_ALLOW_SCHEME, COWATCH_ACCEPT_OPEN) or from the JSON config file; flags win over \
             the environment, which wins over the file. The room secret may also be given as COWATCH_ROOM_SECRET (the secret \
             itself, environment only; never as a flag). See cowatchd(1) and cowatch-protocol(7).
-            """)
+            """,
+        version: CowatchVersion.text)
+
+    // As with mpv, `cowatchd film.mkv`; `--media` says the same for scripts and config files.
+    @Argument(help: ArgumentHelp("The media to play, as --media.", valueName: "MEDIA"))
+    var positionalMedia: String?
 
     @Option(name: .long, help: ArgumentHelp("The media to play: a file path or any URL mpv opens.", valueName: "URL"))
     var media: String?
@@ -124,9 +129,15 @@ struct CowatchDaemonCommand: AsyncParsableCommand {
         "Seconds a seek or group action may take to be confirmed (default: 5).", valueName: "SECONDS"))
     var seekTimeout: Double?
 
+    mutating func validate() throws {
+        if let positionalMedia, let media, positionalMedia != media {
+            throw ValidationError("give the media once: either \(positionalMedia) or --media \(media)")
+        }
+    }
+
     func run() async throws {
         var flags = DaemonFlags()
-        flags.media = media
+        flags.media = media ?? positionalMedia
         flags.name = name
         flags.control = control
         flags.mpv = mpv

@@ -177,6 +177,23 @@ struct MediaTimeTests {
         #expect(MediaTime.parse(text) == nil)
     }
 
+    @Test(
+        "says what is wrong with a time that does not parse",
+        arguments: [
+            ("1:99", "99 is not below 60"), ("1:2:3:4", "more than hours"), ("1::2", "missing"), ("", "empty"),
+            ("abc", "\"abc\" is not a number"), ("1.5:30", "fractions only in the seconds"), ("1.2.3", "not a number"),
+        ])
+    func problems(text: String, reason: String) throws {
+        let problem = try #require(MediaTime.problem(text))
+        #expect(problem.contains(reason), "\(problem)")
+    }
+
+    @Test("no problem with a time that parses")
+    func noProblem() {
+        #expect(MediaTime.problem("1:02:03") == nil)
+        #expect(MediaTime.problem("-5") == nil)
+    }
+
     @Test("formats like a player")
     func formats() {
         #expect(MediaTime.format(3723) == "1:02:03")

@@ -39,6 +39,9 @@ public struct CowatchError: Error, Sendable, Hashable, CustomStringConvertible {
         // Set-up and client-side errors.
         /// No daemon is listening on the control socket.
         public static let notRunning = Code(rawValue: "not-running")
+        /// The client was given no daemon and found several running in the default socket
+        /// directory; it lists them instead of picking one.
+        public static let severalDaemons = Code(rawValue: "several-daemons")
         /// Another daemon already serves this control socket.
         public static let alreadyRunning = Code(rawValue: "already-running")
         /// The media could not be opened.

@@ -32,6 +32,28 @@ public enum MediaTime {
         return Argument(seconds: sign * total, relative: relative)
     }
 
+    /// Why `parse` refused `text`, for a message that points at the mistake (`1:99`: "99 is not
+    /// below 60"), or nil when it parses.
+    public static func problem(_ text: String) -> String? {
+        guard parse(text) == nil else { return nil }
+        var body = Substring(text.trimmingWhitespace())
+        if let first = body.first, first == "+" || first == "-" { body = body.dropFirst() }
+        let parts = body.split(separator: ":", omittingEmptySubsequences: false)
+        if body.isEmpty { return "it is empty" }
+        if parts.count > 3 { return "it has more than hours, minutes and seconds (h:mm:ss)" }
+        for (index, part) in parts.enumerated() {
+            if part.isEmpty { return "a number is missing around ':'" }
+            let isLast = index == parts.count - 1
+            if !part.allSatisfy({ $0.isASCII && ($0.isNumber || (isLast && $0 == ".")) }) || Double(part) == nil {
+                return "\"\(part.prefix(20))\" is not a number\(isLast ? "" : " (fractions only in the seconds)")"
+            }
+            if index > 0, let value = Double(part), value >= 60 {
+                return "\(part) is not below 60 (minutes and seconds after ':' run from 0 to 59)"
+            }
+        }
+        return "it is not a time"
+    }
+
     /// Formats seconds as `h:mm:ss`, as mpv's OSD does (truncated, never rounded up: 3.56 s is
     /// `0:00:03`, the frame mpv shows); negative values get a `-`. With `fraction` digits,
     /// seconds carry that many decimals.

@@ -308,6 +308,8 @@ public actor PlayerController: ControlRequestHandler {
             case .chat(let text):
                 try await room.chat(text, timeout: configuration.seekTimeout)
                 return .null
+            case .getChat:
+                return await room.chatJSON()
             case .sendMessage(let message):
                 return try await room.sendMessage(message, timeout: max(10, configuration.seekTimeout))
             default:
@@ -331,7 +333,7 @@ public actor PlayerController: ControlRequestHandler {
         case .getProperty(let name):
             return JSONValue(try mpv { try player.getNode(name) })
         case .getParticipants, .leave, .join, .end, .setReady, .setWaitForMe, .setRole, .kick, .acceptOpen, .getInvite,
-            .chat, .sendMessage:
+            .chat, .getChat, .sendMessage:
             throw CowatchError(.notInRoom, "this daemon is not in a room")
         case .open(let open):
             // Alone: just switch the media.

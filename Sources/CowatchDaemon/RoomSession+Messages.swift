@@ -19,6 +19,13 @@ extension RoomSession {
         if let outcome { throw outcome }
     }
 
+    /// `get_chat`: the recent lines, oldest first.
+    func chatJSON() -> JSONValue {
+        .array(chatLog.map { line in
+            ["participant": .string(line.from), "text": .string(line.text), "history": .bool(line.history)]
+        })
+    }
+
     /// Sends a messenger message. Reliable: returns once acknowledged, with who it reached (it is
     /// sent again after a reconnect until then); unreliable: at once.
     /// Errors: `not-in-room`, `unsupported`, `rate-limited`, `invalid-argument`, `timeout` (the

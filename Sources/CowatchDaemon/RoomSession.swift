@@ -56,6 +56,9 @@ actor RoomSession {
     /// coordinator sends them again), and who they reached.
     var messageWaiters: [Int: Reply<CowatchError?>] = [:]
     var deliveries: [Int: [String]] = [:]
+    /// The room's recent chat as we have it (the history the server sent at our join, then
+    /// every line), for `get_chat`: events are not replayed to a client that connects later.
+    var chatLog: [ChatLine] = []
     /// `end`, `op`, `deop` and `kick` in the order sent (see RoomSession+Roles.swift).
     var serverRequests: [ServerRequest] = []
     var nextServerRequestID = 0
@@ -413,6 +416,8 @@ actor RoomSession {
             case .participants:
                 recentRoles = [:]
             case .chat(let line):
+                chatLog.append(line)
+                if chatLog.count > 50 { chatLog.removeFirst(chatLog.count - 50) }
                 events.publish(ControlEvent(name: ControlEvent.Name.chat, fields: [
                     "participant": .string(line.from), "text": .string(line.text), "history": .bool(line.history),
                 ]))

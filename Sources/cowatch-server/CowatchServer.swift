@@ -39,6 +39,8 @@ struct CowatchServer: AsyncParsableCommand {
 
     @Flag(help: "Managed rooms: only a room's owner and its operators control playback, open media, end it and remove people.")
     var managed = false
+    @Flag(name: .customLong("no-chat"), help: "No chat: the server does not offer it (messages and playback are unaffected).")
+    var noChat = false
 
     @Option(help: ArgumentHelp(
         "Where the server keeps its certificate, its token key and its rooms' secrets (default $STATE_DIRECTORY, else $XDG_STATE_HOME/cowatch/server, else ~/.local/state/cowatch/server).",
@@ -96,6 +98,7 @@ struct CowatchServer: AsyncParsableCommand {
             apply(&configuration, value)
         }
         configuration.managed = managed
+        configuration.chat = !noChat
         for (flag, value, apply) in [
             ("--max-connections", maxConnections, { (c: inout RoomSequencer.Configuration, v: Int) in c.admission.maxConnections = v }),
             ("--max-connections-per-address", maxConnectionsPerAddress, { (c: inout RoomSequencer.Configuration, v: Int) in c.admission.maxConnectionsPerAddress = v }),

@@ -16,7 +16,7 @@ struct Cowatch: ParsableCommand {
         subcommands: [
             Play.self, Pause.self, Toggle.self, Seek.self, Speed.self, Status.self, Events.self, Participants.self,
             Leave.self, Join.self, End.self, Open.self, Accept.self, Ready.self, Unready.self, WaitForMe.self, Op.self,
-            Deop.self, Kick.self, InviteLink.self, GetProperty.self, Quit.self,
+            Deop.self, Kick.self, InviteLink.self, Chat.self, Send.self, GetProperty.self, Quit.self,
         ])
 
     static func main() {
@@ -196,6 +196,8 @@ struct Events: ParsableCommand {
     @OptionGroup var connection: ConnectionOptions
     @Option(help: ArgumentHelp("Stop after this many seconds (default: never).", valueName: "SECONDS"))
     var duration: Double?
+    @Option(help: ArgumentHelp("Only messages on this topic (and no other events).", valueName: "TOPIC"))
+    var topic: String?
 
     func run() throws {
         let client = try connection.connect()
@@ -205,6 +207,7 @@ struct Events: ParsableCommand {
             if left <= 0 { return }
             do {
                 guard let event = try client.nextEvent(timeout: left) else { continue }
+                if let topic, event.name != ControlEvent.Name.message || event.fields["topic"]?.stringValue != topic { continue }
                 // Unbuffered, so `cowatch events | grep …` sees each event at once.
                 let line = connection.json ? event.json.jsonString : Describe.event(event)
                 FileHandle.standardOutput.write(Data((line + "\n").utf8))

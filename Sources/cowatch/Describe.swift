@@ -74,6 +74,12 @@ enum Describe {
             return "\(by) wants everyone to open \(event.fields["url"]?.stringValue ?? "?") — cowatch accept to open it"
         case ControlEvent.Name.error:
             return "error: \(event.fields["message"]?.stringValue ?? event.fields["code"]?.stringValue ?? "unknown")"
+        case ControlEvent.Name.chat:
+            let earlier = event.fields["history"] == true ? " (earlier)" : ""
+            return "<\(event.fields["participant"]?.stringValue ?? "?")> \(event.fields["text"]?.stringValue ?? "")\(earlier)"
+        case ControlEvent.Name.message:
+            let payload = event.fields["payload"].map { $0.jsonString } ?? "null"
+            return "message from \(event.fields["participant"]?.stringValue ?? "?") on \(event.fields["topic"]?.stringValue ?? "?"): \(payload)"
         default:
             return "\(event.name): \(JSONValue.object(event.fields).jsonString)"
         }

@@ -114,7 +114,3 @@ struct MessengerTests {
 extension Result {
     var failure: Failure? { if case .failure(let error) = self { error } else { nil } }
 }
-
-extension JSONValue {
-    subscript(key: String) -> JSONValue? { objectValue?[key] }
-}

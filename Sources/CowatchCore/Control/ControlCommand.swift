@@ -42,6 +42,8 @@ public enum ControlCommand: Sendable, Hashable {
     case getInvite(host: String?)
     /// (1.3) A line for the room's chat.
     case chat(String)
+    /// (1.3) The room's recent chat as this daemon has it (history included).
+    case getChat
     /// (1.3) A messenger message to everyone (`to` nil) or to some.
     case sendMessage(SendMessageRequest)
     case quit
@@ -107,6 +109,7 @@ public enum ControlCommand: Sendable, Hashable {
         case .acceptOpen: "accept_open"
         case .getInvite: "get_invite"
         case .chat: "chat"
+        case .getChat: "get_chat"
         case .sendMessage: "send_message"
         case .quit: "quit"
         }
@@ -116,7 +119,7 @@ public enum ControlCommand: Sendable, Hashable {
     public static let names = [
         "play", "pause", "toggle_pause", "seek", "speed", "get_status", "get_property", "get_participants", "leave",
         "join", "end", "open", "ready", "unready", "wait_for_me", "op", "deop", "kick", "accept_open", "get_invite",
-        "chat", "send_message", "quit",
+        "chat", "get_chat", "send_message", "quit",
     ]
 
     /// The command as the JSON array sent on the wire.
@@ -178,6 +181,7 @@ public enum ControlCommand: Sendable, Hashable {
         case "join": try expectCount(0...0); self = .join
         case "end": try expectCount(0...0); self = .end
         case "accept_open": try expectCount(0...0); self = .acceptOpen
+        case "get_chat": try expectCount(0...0); self = .getChat
         case "chat":
             try expectCount(1...1)
             guard let text = args[0].stringValue, !text.isEmpty, text.utf8.count <= ChatLine.maxBytes,

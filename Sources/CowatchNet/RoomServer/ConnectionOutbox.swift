@@ -61,15 +61,20 @@ final class ConnectionOutbox: Sendable {
 
     /// What is queued, sync lane first, then up to `messagesPerBatch` messages (waits while empty). An empty result means finished;
     /// a nil element means "close now".
+    /// Cancelling the waiting task finishes the outbox (a server shutting down).
     func next() async -> [ServerMessage?] {
-        await withCheckedContinuation { continuation in
-            let ready = state.withLock { state -> [ServerMessage?]? in
-                if state.syncCount + state.messageCount > 0 { return Self.take(&state) }
-                if state.finished { return [] }
-                state.waiter = continuation
-                return nil
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { continuation in
+                let ready = state.withLock { state -> [ServerMessage?]? in
+                    if state.syncCount + state.messageCount > 0 { return Self.take(&state) }
+                    if state.finished || Task.isCancelled { return [] }
+                    state.waiter = continuation
+                    return nil
+                }
+                if let ready { continuation.resume(returning: ready) }
             }
-            if let ready { continuation.resume(returning: ready) }
+        } onCancel: {
+            finish()
         }
     }
 

@@ -1,0 +1,62 @@
+import ArgumentParser
+import CowatchClient
+import CowatchCore
+import Foundation
+
+/// `cowatch chat` and `cowatch send`: the room's chat and messenger.
+struct Chat: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Say something to the room: everyone sees \"<you> text\" on screen and in cowatch events. Without words: the recent chat.")
+    @OptionGroup var connection: ConnectionOptions
+    @Argument(help: "The line (up to 1000 bytes).")
+    var words: [String] = []
+
+    func run() throws {
+        guard words.isEmpty else {
+            _ = try connection.send(.chat(words.joined(separator: " ")))
+            return
+        }
+        let data = try connection.send(.getChat)
+        if connection.json {
+            printJSON(data)
+            return
+        }
+        for line in data.arrayValue ?? [] {
+            print("<\(line["participant"]?.stringValue ?? "?")> \(line["text"]?.stringValue ?? "")")
+        }
+    }
+}
+
+struct Send: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Send a message (any JSON) on a topic to the room, or to some: cowatch send TOPIC JSON [--to NAME…].",
+        discussion: """
+            Reliable by default: in order, acknowledged, sent again after a reconnect; prints who it reached. \
+            --unreliable is best effort (the newest of a topic wins), for data that is soon stale. \
+            Others see it with cowatch events (--topic T for one topic). Nobody who joins later receives it.
+            """)
+    @OptionGroup var connection: ConnectionOptions
+    @Argument(help: "The topic: 1-32 of a-z, 0-9, '_' or '-'.")
+    var topic: String
+    @Argument(help: "The payload, JSON (a bare word is sent as a string).")
+    var payload: String
+    @Option(name: .customLong("to"), parsing: .upToNextOption, help: ArgumentHelp("Only these participants.", valueName: "NAME"))
+    var recipients: [String] = []
+    @Flag(help: "Best effort: no acknowledgement, may be dropped under load.")
+    var unreliable = false
+
+    func run() throws {
+        let value = (try? JSONValue.parse(Array(payload.utf8))) ?? .string(payload)
+        let request = try ControlCommand(arguments: [
+            "send_message", .string(topic), value,
+            recipients.isEmpty ? "all" : .array(recipients.map(JSONValue.string)),
+            .string(unreliable ? "unreliable" : "reliable"),
+        ])
+        let data = try connection.send(request)
+        if connection.json {
+            printJSON(data)
+        } else if let names = data["delivered"]?.arrayValue?.compactMap(\.stringValue) {
+            print(names.isEmpty ? "sent; nobody else is in the room" : "delivered to \(names.joined(separator: ", "))")
+        }
+    }
+}

@@ -129,7 +129,10 @@ struct HostileNetworkTests {
         let server = try ServerProcess(extraArguments: ["--no-tls"])
         let client = try RawRoomClient(port: server.port)
         _ = try Self.join(client, name: "alice")
-        client.send(#"{"type":"chat","text":"hello from the future"}"#)
+        client.send(#"{"type":"sticker","text":"hello from the future"}"#)
+        #expect(client.read(type: "unsupported")?["of"]?.stringValue == "sticker")
+        // A known feature the client did not negotiate (its hello listed none) is unsupported too.
+        client.send(#"{"type":"chat","id":1,"text":"hi"}"#)
         #expect(client.read(type: "unsupported")?["of"]?.stringValue == "chat")
         #expect(Self.alive(client))
         let old = try RawRoomClient(port: server.port)

@@ -21,7 +21,7 @@ struct Scenarios: ParsableCommand {
         for name in chosen where !Self.all.contains(name) { throw ValidationError("unknown scenario \(name)") }
         try FileManager.default.createDirectory(atPath: out, withIntermediateDirectories: true)
         var lines = [
-            "| scenario | viewers | skew p50 | skew p99 | skew max | re-lock | corrections/viewer/min | clock error p50 / max | uncertainty p50 | error ≤ uncertainty | fitted skew max |",
+            "| scenario | viewers | skew p50 | skew p99 | skew max | re-lock | corrections/viewer/min | clock error p50 / max | uncertainty p50 | error ≤ uncertainty | fitted skew max / last |",
             "|---|---|---|---|---|---|---|---|---|---|---|",
         ]
         for name in chosen {
@@ -33,7 +33,7 @@ struct Scenarios: ParsableCommand {
             let stats = Percentiles(result.steadySkews)
             func ms(_ v: Double?) -> String { v.map { "\(format3($0 * 1000)) ms" } ?? "–" }
             let relock = result.relock.map { $0.isFinite ? "\(format3($0)) s" : "never" } ?? "–"
-            let clock = ClockReading.summary(result.clock)
+            let clock = ClockReading.summary(result.clock, lastRound: result.trace.names.count)
             lines.append("| \(name) | \(result.trace.names.count) | \(ms(stats?.p50)) | \(ms(stats?.p99)) | \(ms(stats?.max)) | \(relock) | \(format(result.correctionsPerMinute)) | \(clock) |")
         }
         print(lines.joined(separator: "\n"))
@@ -315,14 +315,16 @@ struct ClockReading {
     var uncertainty: Double
     var skew: Double
 
-    /// "clock error p50 / max | uncertainty p50 | error ≤ uncertainty | fitted skew max" cells.
-    static func summary(_ readings: [ClockReading]) -> String {
+    /// "clock error p50 / max | uncertainty p50 | error ≤ uncertainty | fitted skew max / last" cells
+    /// (last: the largest of the viewers' final readings).
+    static func summary(_ readings: [ClockReading], lastRound: Int) -> String {
         guard let error = Percentiles(readings.map { abs($0.offset) }),
             let uncertainty = Percentiles(readings.map(\.uncertainty)),
             let skew = Percentiles(readings.map { abs($0.skew) })
         else { return "– | – | – | –" }
+        let last = readings.suffix(lastRound).map { abs($0.skew) }.max() ?? 0
         let covered = readings.filter { abs($0.offset) <= $0.uncertainty }.count
         return "\(format3(error.p50 * 1000)) / \(format3(error.max * 1000)) ms | \(format3(uncertainty.p50 * 1000)) ms"
-            + " | \(covered)/\(readings.count) | \(format(skew.max * 1e6)) ppm"
+            + " | \(covered)/\(readings.count) | \(format(skew.max * 1e6)) / \(format(last * 1e6)) ppm"
     }
 }

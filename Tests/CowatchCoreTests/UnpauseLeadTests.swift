@@ -19,6 +19,7 @@ import Testing
 
     @Test func speedIsAccountedFor() {
         var lead = UnpauseLead()
+        #expect(lead.lead == 0)
         lead.unpaused(at: 100, position: 20)
         // Started at 100.02, playing at 1.25×: 0.03 s later it is 0.0375 on.
         lead.observe(position: 20.0375, at: 100.05, speed: 1.25, paused: false, seeking: false)

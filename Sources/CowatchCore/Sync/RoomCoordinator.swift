@@ -21,13 +21,14 @@ public struct RoomCoordinator: Sendable {
         /// Seconds: a held player within this of the target counts as landed (ready). Default 0.05 s.
         public var readyTolerance: Double
         /// Seconds this player is assumed to take to start after an unpause until it has measured
-        /// its own starts (`UnpauseLead`). Default 0.01 s, mpv's usual.
+        /// its own starts (`UnpauseLead`). Default 0: a guess wrong by 10 ms costs more than none
+        /// (mpv with `ao=null` starts within 1 ms).
         public var unpauseLatencyPrior: Double
 
         public init(
             drift: DriftController.Configuration = .init(), clock: ReferenceClockEstimator.Configuration = .init(),
             reportInterval: Double = 1, actionTimeout: Double = 3, snapTolerance: Double = 0.002,
-            readyTolerance: Double = 0.05, unpauseLatencyPrior: Double = 0.01
+            readyTolerance: Double = 0.05, unpauseLatencyPrior: Double = 0
         ) {
             self.drift = drift
             self.clock = clock

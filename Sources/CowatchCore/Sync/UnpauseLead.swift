@@ -2,9 +2,11 @@
 /// starts, so a scheduled start can be ordered that much early (pre-roll) and the player's time
 /// starts advancing on the group's instant, not a frame later.
 ///
-/// mpv needs about 10 ms (up to 30 with video, under 1 ms audio-only) between `pause=no` and its
-/// clock advancing, and it differs from player to player: without pre-roll, each player starts
-/// that late and the drift controller pulls it in over the next few hundred milliseconds.
+/// How long mpv takes between `pause=no` and its clock advancing depends on the audio output
+/// and the machine (reported: about 10 ms, up to 30 with video; measured here with `ao=null`:
+/// under 1 ms), and differs from player to player: without pre-roll, each player starts that
+/// late and the drift controller pulls it in over the next few hundred milliseconds. A start
+/// that reads as early (negative latency) counts as 0: pre-roll never delays an unpause.
 ///
 /// Feed it every unpause it ordered (`unpaused`) and the samples that follow (`observe`): the
 /// first sample that has moved past where it was paused says when it started (its position
@@ -29,7 +31,7 @@ public struct UnpauseLead: Sendable, Equatable {
         var position: Double
     }
 
-    public init(prior: Double = 0.01, maxLead: Double = 0.1, giveUpAfter: Double = 0.5, keep: Int = 5) {
+    public init(prior: Double = 0, maxLead: Double = 0.1, giveUpAfter: Double = 0.5, keep: Int = 5) {
         precondition(prior >= 0 && maxLead >= prior && giveUpAfter > 0 && keep >= 1)
         self.prior = prior
         self.maxLead = maxLead

@@ -12,7 +12,8 @@ extension ReferenceClockEstimator {
         public var noisyInterval: Double
         public var noisySpread: Double
         /// Samples kept for the offset; at most this many, none older than `maxSampleAge`
-        /// (relative to the newest sample). Long, so each direction's floor is found under jitter.
+        /// (relative to the newest sample): a minute at the noisy rate. Long, so each direction's floor is
+        /// found under jitter; the skew carries the older ones forward.
         public var window: Int
         public var maxSampleAge: Double
         /// Skew is fitted only once the skew history spans at least this long; 0 (or the last
@@ -36,7 +37,7 @@ extension ReferenceClockEstimator {
             interval: Double = 1.0,
             noisyInterval: Double = 0.1,
             noisySpread: Double = 0.002,
-            window: Int = 256,
+            window: Int = 600,
             maxSampleAge: Double = 60,
             skewMinSpan: Double = 30,
             skewBucket: Double = 2,

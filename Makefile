@@ -35,7 +35,7 @@ build: deps
 test: deps
 	swift build --build-tests
 	# A short benchmark run first (debug build, 3 s per scenario): every scenario must run end to end.
-	.build/debug/cowatch-bench scenarios --duration 3 --only steady,steady-video,jitter,asymmetric --out .build/bench-smoke
+	.build/debug/cowatch-bench scenarios --duration 3 --only steady,steady-video,jitter,jitter-loss,wifi,asymmetric --out .build/bench-smoke
 	# The daemon's logic on simulated players runs in this process's thread pool: on its own first,
 	# so the blocking waits of the process-driving suites cannot starve it.
 	swift test --skip-build --filter CowatchDaemonTests

@@ -198,6 +198,7 @@ extension RoomSession {
             "nudges": .number(Double(coordinator.drift.nudges)), "seeks": .number(Double(coordinator.drift.seeks)),
             "player_speed": .finite(try? player.getDouble("speed")),
             "expected": .finite(coordinator.expectedPosition(atLocal: now)),
+            "unpause_lead": .number(coordinator.unpauseLead.lead),
         ]
         return sections
     }

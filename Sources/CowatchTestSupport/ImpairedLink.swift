@@ -13,13 +13,56 @@ public struct LinkImpairment: Sendable {
     public var stallLength: Double
     /// Bandwidth cap, bytes per second.
     public var bytesPerSecond: Double?
+    /// A fraction of chunks is "lost" and arrives `retransmit` seconds late: over TCP, loss is
+    /// a retransmission's delay, and every later chunk waits behind it (order is kept).
+    public var loss: Double
+    public var retransmit: Double
+    /// Heavy-tailed extra delay: Pareto with shape `tailShape` and scale `tailScale` (seconds,
+    /// also the minimum of the untruncated law, which is shifted to start at 0), capped at `tailCap`.
+    /// Most chunks get a little, a few get a lot: queueing on a busy or radio link.
+    public var tailScale: Double
+    public var tailShape: Double
+    public var tailCap: Double
+    /// Every `burstEvery` seconds, for `burstLength`, the tail is `burstFactor` times larger
+    /// (interference, a neighbour's download).
+    public var burstEvery: Double?
+    public var burstLength: Double
+    public var burstFactor: Double
 
-    public init(delay: Double = 0, jitter: Double = 0, stallEvery: Double? = nil, stallLength: Double = 0, bytesPerSecond: Double? = nil) {
+    public init(
+        delay: Double = 0, jitter: Double = 0, stallEvery: Double? = nil, stallLength: Double = 0,
+        bytesPerSecond: Double? = nil, loss: Double = 0, retransmit: Double = 0.2,
+        tailScale: Double = 0, tailShape: Double = 1.5, tailCap: Double = .infinity,
+        burstEvery: Double? = nil, burstLength: Double = 0, burstFactor: Double = 1
+    ) {
         self.delay = delay
         self.jitter = jitter
         self.stallEvery = stallEvery
         self.stallLength = stallLength
         self.bytesPerSecond = bytesPerSecond
+        self.loss = loss
+        self.retransmit = retransmit
+        self.tailScale = tailScale
+        self.tailShape = tailShape
+        self.tailCap = tailCap
+        self.burstEvery = burstEvery
+        self.burstLength = burstLength
+        self.burstFactor = burstFactor
+    }
+
+    /// The delay of one chunk sent `elapsed` seconds after the link opened, before stalls,
+    /// bandwidth and ordering; `random` supplies the chance.
+    func delay(elapsed: Double, random: inout SeededRandom) -> Double {
+        var total = delay + random.uniform(-jitter, jitter)
+        if tailScale > 0 {
+            var scale = tailScale
+            if let every = burstEvery, elapsed.truncatingRemainder(dividingBy: every) < burstLength { scale *= burstFactor }
+            // Inverse transform of Pareto(scale, shape), minus its minimum.
+            let pareto = scale * (pow(1 - random.unit(), -1 / tailShape) - 1)
+            total += min(pareto, tailCap)
+        }
+        if loss > 0, random.unit() < loss { total += retransmit }
+        return max(0, total)
     }
 }
 
@@ -106,7 +149,7 @@ public final class ImpairedLink: @unchecked Sendable {
                 let count = recv(source, &buffer, buffer.count, 0)
                 if count <= 0 { break }
                 let now = monotonicNow()
-                var at = now + impairment.delay + lock.withLock { random.uniform(-impairment.jitter, impairment.jitter) }
+                var at = now + lock.withLock { impairment.delay(elapsed: now - start, random: &random) }
                 if let every = impairment.stallEvery, impairment.stallLength > 0 {
                     let phase = (now - start).truncatingRemainder(dividingBy: every)
                     if phase < impairment.stallLength { at = max(at, now - phase + impairment.stallLength) }

@@ -82,6 +82,34 @@ struct ObservedRoom {
         return Trace.Point(t: t, offsets: positions.map { $0 - positions[0] })
     }
 
+    /// As `observe`, also reading every daemon's clock estimate once a second.
+    func observeWithClock(seconds: Double, rate: Double) -> (Trace, [ClockReading]) {
+        var trace = Trace(names: names)
+        var clock: [ClockReading] = []
+        let start = monotonicNow()
+        var nextClock = start
+        while monotonicNow() - start < seconds {
+            if monotonicNow() >= nextClock {
+                clock += clockReadings()
+                nextClock += 1
+            }
+            if let point = point(at: monotonicNow() - start, rate: rate) { trace.points.append(point) }
+            sleepSeconds(0.05)
+        }
+        return (trace, clock)
+    }
+
+    /// Every daemon's clock estimate now (`get_status`), for those that have one.
+    func clockReadings() -> [ClockReading] {
+        controls.compactMap { client in
+            guard let clock = try? client.request(.getStatus)["clock"],
+                let offset = clock["offset"]?.numberValue, let uncertainty = clock["uncertainty"]?.numberValue,
+                let skew = clock["skew"]?.numberValue
+            else { return nil }
+            return ClockReading(offset: offset, uncertainty: uncertainty, skew: skew)
+        }
+    }
+
     func observe(seconds: Double, rate: Double) -> Trace {
         var trace = Trace(names: names)
         let start = monotonicNow()

@@ -8,9 +8,9 @@ import Foundation
 /// a table row each, plus a CSV of every participant's offset over time and an SVG plot of it.
 struct Scenarios: ParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Run named scenarios (steady, steady-video, actions, late-join, jitter, stalls, asymmetric, many); write CSV and SVG per scenario.")
+        abstract: "Run named scenarios (steady, steady-video, actions, late-join, jitter, jitter-loss, wifi, stalls, asymmetric, many); write CSV and SVG per scenario.")
 
-    static let all = ["steady", "steady-video", "actions", "late-join", "jitter", "stalls", "asymmetric", "many"]
+    static let all = ["steady", "steady-video", "actions", "late-join", "jitter", "jitter-loss", "wifi", "stalls", "asymmetric", "many"]
 
     @Option(help: "Comma-separated scenarios (default: all).") var only: String?
     @Option(help: "Seconds each scenario is observed.") var duration = 20.0
@@ -21,8 +21,8 @@ struct Scenarios: ParsableCommand {
         for name in chosen where !Self.all.contains(name) { throw ValidationError("unknown scenario \(name)") }
         try FileManager.default.createDirectory(atPath: out, withIntermediateDirectories: true)
         var lines = [
-            "| scenario | viewers | skew p50 | skew p99 | skew max | re-lock | corrections/viewer/min |",
-            "|---|---|---|---|---|---|---|",
+            "| scenario | viewers | skew p50 | skew p99 | skew max | re-lock | corrections/viewer/min | clock error p50 / max | uncertainty p50 | error ≤ uncertainty | fitted skew max / last |",
+            "|---|---|---|---|---|---|---|---|---|---|---|",
         ]
         for name in chosen {
             log("scenario \(name)")
@@ -33,7 +33,8 @@ struct Scenarios: ParsableCommand {
             let stats = Percentiles(result.steadySkews)
             func ms(_ v: Double?) -> String { v.map { "\(format3($0 * 1000)) ms" } ?? "–" }
             let relock = result.relock.map { $0.isFinite ? "\(format3($0)) s" : "never" } ?? "–"
-            lines.append("| \(name) | \(result.trace.names.count) | \(ms(stats?.p50)) | \(ms(stats?.p99)) | \(ms(stats?.max)) | \(relock) | \(format(result.correctionsPerMinute)) |")
+            let clock = ClockReading.summary(result.clock, lastRound: result.trace.names.count)
+            lines.append("| \(name) | \(result.trace.names.count) | \(ms(stats?.p50)) | \(ms(stats?.p99)) | \(ms(stats?.max)) | \(relock) | \(format(result.correctionsPerMinute)) | \(clock) |")
         }
         print(lines.joined(separator: "\n"))
         print("\nCSV and SVG per scenario in \(out)/; \(Int(duration)) s each; \(ProcessInfo.processInfo.activeProcessorCount) cores")
@@ -46,6 +47,8 @@ struct Scenarios: ParsableCommand {
         /// Longest time to get back under 2 ms after an action or event, if the scenario has any.
         var relock: Double?
         var correctionsPerMinute: Double
+        /// Each viewer's clock estimate, read once a second while observing (steady scenarios only).
+        var clock: [ClockReading] = []
     }
 
     func runScenario(_ name: String) throws -> Result {
@@ -58,6 +61,21 @@ struct Scenarios: ParsableCommand {
         case "late-join": return try lateJoin(media: audio)
         case "jitter":
             let link = LinkImpairment(delay: 0.05, jitter: 0.02, stallEvery: 3, stallLength: 0.3)
+            return try steady(viewers: 3, media: audio, frames: false, links: [(link, link)])
+        case "jitter-loss":
+            // The internet: 50 ± 20 ms each way, a 300 ms stall every 10 s, 1 % of segments
+            // retransmitted (+200 ms, later ones wait behind), and a heavy tail of held-back
+            // segments (what reordering looks like above TCP).
+            let link = LinkImpairment(
+                delay: 0.05, jitter: 0.02, stallEvery: 10, stallLength: 0.3, loss: 0.01, retransmit: 0.2,
+                tailScale: 0.002, tailShape: 1.2, tailCap: 0.1)
+            return try steady(viewers: 3, media: audio, frames: false, links: [(link, link)])
+        case "wifi":
+            // Wi-Fi: 2 ms plus a heavy tail up to 40 ms (median +1.2 ms, 1 % near the cap), 4×
+            // worse for a second every 5 s (bursts of interference).
+            let link = LinkImpairment(
+                delay: 0.002, tailScale: 0.002, tailShape: 1.5, tailCap: 0.038, burstEvery: 5, burstLength: 1,
+                burstFactor: 4)
             return try steady(viewers: 3, media: audio, frames: false, links: [(link, link)])
         case "stalls": return try stalls(media: audio)
         default:  // asymmetric
@@ -77,16 +95,20 @@ struct Scenarios: ParsableCommand {
         sleepSeconds(3)
         let before = try room.corrections()
         var trace = Trace(names: room.names)
+        var clock: [ClockReading] = []
         if frames {
             let start = monotonicNow()
             for frame in FrameSkewSampler(clients: room.probes).frames(seconds: duration, rate: 1) {
                 trace.points.append(.init(t: frame.at - start, offsets: [0] + frame.offsets))
             }
+            clock = room.clockReadings()
         } else {
-            trace = room.observe(seconds: duration, rate: 1)
+            (trace, clock) = room.observeWithClock(seconds: duration, rate: 1)
         }
         let corrections = try room.corrections() - before
-        return Result(trace: trace, steadySkews: trace.skews, relock: nil, correctionsPerMinute: corrections / Double(viewers) / (duration / 60))
+        return Result(
+            trace: trace, steadySkews: trace.skews, relock: nil,
+            correctionsPerMinute: corrections / Double(viewers) / (duration / 60), clock: clock)
     }
 
     func actions(media: String) throws -> Result {
@@ -186,5 +208,25 @@ struct Scenarios: ParsableCommand {
         let shift = trace.points.last?.t ?? 0
         trace.points += more.points.map { Trace.Point(t: $0.t + shift, offsets: $0.offsets) }
         return Result(trace: trace, steadySkews: trace.skews, relock: nil, correctionsPerMinute: 0)
+    }
+}
+/// One daemon's clock estimate. On one machine the truth is known: server and daemons all read
+/// CLOCK_MONOTONIC, so the true offset is 0 and the true skew 0, and `offset` is the error.
+struct ClockReading {
+    var offset: Double
+    var uncertainty: Double
+    var skew: Double
+
+    /// "clock error p50 / max | uncertainty p50 | error ≤ uncertainty | fitted skew max / last" cells
+    /// (last: the largest of the viewers' final readings).
+    static func summary(_ readings: [ClockReading], lastRound: Int) -> String {
+        guard let error = Percentiles(readings.map { abs($0.offset) }),
+            let uncertainty = Percentiles(readings.map(\.uncertainty)),
+            let skew = Percentiles(readings.map { abs($0.skew) })
+        else { return "– | – | – | –" }
+        let last = readings.suffix(lastRound).map { abs($0.skew) }.max() ?? 0
+        let covered = readings.filter { abs($0.offset) <= $0.uncertainty }.count
+        return "\(format3(error.p50 * 1000)) / \(format3(error.max * 1000)) ms | \(format3(uncertainty.p50 * 1000)) ms"
+            + " | \(covered)/\(readings.count) | \(format(skew.max * 1e6)) / \(format(last * 1e6)) ppm"
     }
 }

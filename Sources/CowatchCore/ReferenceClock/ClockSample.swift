@@ -35,10 +35,15 @@ public struct ClockSample: Sendable, Equatable {
             && t4 >= t1 && t3 >= t2 && roundTrip.isFinite && roundTrip >= 0
     }
 
-    /// A bound on |true offset at `midpoint` - `offset|`, given that the clocks' relative drift
-    /// is at most `maxSkew`. Beyond `roundTrip / 2`, drift during the exchange bends the
-    /// arithmetic by at most `maxSkew * (t4 - t1)`.
-    func halfWidth(maxSkew: Double) -> Double {
-        roundTrip / 2 + maxSkew * (t4 - t1)
+    /// Upper bound on the true offset at `midpoint`: the request took no less than no time.
+    /// Drift of at most `maxSkew` during the exchange bends the arithmetic by at most
+    /// `maxSkew * (t4 - t1)`. The interval down to `lowerOffset` is `roundTrip` (plus that) wide.
+    func upperOffset(maxSkew: Double) -> Double {
+        (t2 - t1) + maxSkew * (t4 - t1)
+    }
+
+    /// Lower bound on the true offset at `midpoint`: the reply took no less than no time.
+    func lowerOffset(maxSkew: Double) -> Double {
+        (t3 - t4) - maxSkew * (t4 - t1)
     }
 }

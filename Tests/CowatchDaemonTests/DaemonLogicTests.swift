@@ -86,9 +86,10 @@ struct DaemonLogicTests {
         #expect(position >= 10 && position < 11.5)
         let paused = try await bob.request(.pause).get()
         #expect(paused["paused"] == true)
-        // And the players get there.
-        #expect(await eventually { alice.player.isPaused && bob.player.isPaused })
-        #expect(abs(alice.player.position - bob.player.position) < 0.1)
+        // And the players get there: both paused on the group's frame.
+        #expect(await eventually {
+            alice.player.isPaused && bob.player.isPaused && abs(alice.player.position - bob.player.position) < 0.1
+        })
         await alice.stop()
         await bob.stop()
     }

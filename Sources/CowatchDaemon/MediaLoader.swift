@@ -1,3 +1,4 @@
+import CowatchClient
 import CowatchCore
 import CowatchMpv
 
@@ -53,7 +54,18 @@ final class MediaLoader: Sendable {
         try outcome.get()
     }
 
-    /// Call for every event, in order: true when it belongs to a file already replaced.
+    /// Carries out `machine`'s `.load(url)`: `loadfile`, and when mpv refuses it, what the
+    /// machine does next (the fallback, or failing).
+    func carryOut(load url: String, for machine: inout MediaLoad) -> [MediaLoad.Action] {
+        do {
+            try load(url)
+            return []
+        } catch {
+            return machine.loadRefused(error.reason, now: monotonicNow())
+        }
+    }
+
+        /// Call for every event, in order: true when it belongs to a file already replaced.
     func isStale(_ event: MpvEvent) -> Bool {
         state.withLock { state in
             switch event {

@@ -93,15 +93,10 @@ public actor PlayerController: ControlRequestHandler {
             switch action {
             case .load(let url):
                 loadLog.reset()
-                do {
-                    try media.load(url)
-                } catch {
-                    guard var running = startup else { return }
-                    let next = running.loadRefused(error.reason, now: monotonicNow())
-                    startup = running
-                    carryOut(next)
-                    return
-                }
+                guard var running = startup else { return }
+                let next = media.carryOut(load: url, for: &running)
+                startup = running
+                carryOut(next)
             case .tryingFallback(let error, let fallback):
                 logger.warning("\(error.message); trying the fallback \(fallback)")
             case .finished:

@@ -199,15 +199,10 @@ extension RoomSession {
             switch action {
             case .load(let url):
                 loadLog.reset()
-                do {
-                    try media.load(url)
-                } catch {
-                    guard var running = load else { return }
-                    let next = running.loadRefused(error.reason, now: monotonicNow())
-                    load = running
-                    carryOut(next)
-                    return
-                }
+                guard var running = load else { return }
+                let next = media.carryOut(load: url, for: &running)
+                load = running
+                carryOut(next)
             case .tryingFallback(let error, let fallback):
                 publishError(CowatchError(error.code, "\(error.message); trying the fallback \(fallback)"))
             case .finished:

@@ -8,11 +8,13 @@
 ///
 /// Threading: part of `RoomSequencer` (a value type; one owner).
 extension RoomSequencer {
-    /// The connections in `room` that negotiated `feature`, with their names.
+    /// The connections in `room` that negotiated `feature`, with their names, in join order
+    /// (the room's own member list: no scan of every connection on the server per message).
     func members(of room: String, speaking feature: String) -> [(id: ConnectionID, name: String)] {
-        joined.filter { $0.value.room == room && $0.value.features.contains(feature) }
-            .map { ($0.key, $0.value.name) }
-            .sorted { $0.id < $1.id }
+        (rooms[room]?.playback.memberIDs ?? []).compactMap { id in
+            guard let membership = joined[id], membership.features.contains(feature) else { return nil }
+            return (id, membership.name)
+        }
     }
 
     mutating func chat(_ text: String, requestID: Int, from id: ConnectionID, _ membership: Joined, now: Double) -> [Output] {

@@ -296,8 +296,13 @@ public struct RoomSequencer: Sendable {
         let nonce = RoomSecret.nonce()
         let guarded = access(to: hello.room)
         handshakes[id] = Handshake(hello: hello, nonce: nonce, access: guarded)
-        let features = hello.features.filter { WireFeature.all.contains($0) && (configuration.chat || $0 != WireFeature.chat) }
+        let features = offeredFeatures(hello)
         return [.send(id, .challenge(.init(protocolVersion: common.upperBound, features: features, nonce: nonce, access: guarded)))]
+    }
+
+    /// The optional features both sides speak (chat only when this server offers it).
+    private func offeredFeatures(_ hello: ClientMessage.Hello) -> [String] {
+        hello.features.filter { WireFeature.all.contains($0) && (configuration.chat || $0 != WireFeature.chat) }
     }
 
     private static func describe(_ range: ClosedRange<Int>) -> String {
@@ -435,7 +440,7 @@ public struct RoomSequencer: Sendable {
             .map(Self.output)
         rooms[hello.room] = room
         handshakes[id] = nil
-        let features = Set(hello.features.filter { WireFeature.all.contains($0) && (configuration.chat || $0 != WireFeature.chat) })
+        let features = Set(offeredFeatures(hello))
         joined[id] = Joined(
             room: hello.room, name: hello.name, token: token, deadlines: hello.features.contains(WireFeature.actionDeadline),
             features: features)

@@ -135,6 +135,10 @@ struct RoomSessionService: Service {
                     return nil
                 }
                 group.addTask { await session.run() }
+                group.addTask {
+                    await session.runSubtitleFetches()
+                    return nil
+                }
                 for await result in group {
                     if let result {
                         group.cancelAll()

@@ -37,6 +37,8 @@ public struct DaemonFlags: Sendable {
     /// `--allow-scheme`, repeatable; empty means "not given".
     public var allowSchemes: [String] = []
     public var acceptOpen: String?
+    /// `--auto-subtitles yes|no`.
+    public var autoSubtitles: Bool?
     public init() {}
 }
 
@@ -54,7 +56,7 @@ extension DaemonConfiguration {
     /// Keys (file / environment): `media` / `COWATCH_MEDIA`, `name` / `COWATCH_NAME`,
     /// `control` / `COWATCH_CONTROL`, `mpv` (array of `KEY=VALUE`) / `COWATCH_MPV` (comma-separated),
     /// `paused`, `osd`, `seek-timeout`, `open-timeout`, `log-level`, `title`, `type`, `fallback-url`,
-    /// `on-end`, `ready`, `wait-for-me`, `room-secret-file`, `allow-scheme`, `accept-open`, and for
+    /// `on-end`, `ready`, `wait-for-me`, `room-secret-file`, `allow-scheme`, `accept-open`, `auto-subtitles`, and for
     /// `--host` `play-when-ready`, `wait-timeout` and `unmanaged`. mpv options from all three sources
     /// are applied file first, then environment, then flags, so the later one wins inside mpv.
     /// The room secret comes from `--room-secret-file`, `COWATCH_ROOM_SECRET_FILE`,
@@ -107,6 +109,7 @@ extension DaemonConfiguration {
         put("tls-cert", flags.tlsCert.map(ConfigContent.string))
         put("tls-key", flags.tlsKey.map(ConfigContent.string))
         put("accept-open", flags.acceptOpen.map(ConfigContent.string))
+        put("auto-subtitles", flags.autoSubtitles.map(ConfigContent.bool))
         let flagReader = ConfigReader(provider: InMemoryProvider(name: "flags", values: flagValues))
         let layered = LayeredConfig(sources: [("flag", flagReader), ("environment", env), ("config file \(filePath)", file)])
 
@@ -136,6 +139,7 @@ extension DaemonConfiguration {
         var configuration = DaemonConfiguration(media: media, name: name, controlPath: control, mpvOptions: mpvOptions)
         configuration.startPaused = try layered.bool("paused") ?? configuration.startPaused
         configuration.osd = try layered.bool("osd") ?? configuration.osd
+        configuration.autoSubtitles = try layered.bool("auto-subtitles") ?? configuration.autoSubtitles
         configuration.seekTimeout = try layered.positive("seek-timeout") ?? configuration.seekTimeout
         configuration.openTimeout = try layered.positive("open-timeout") ?? configuration.openTimeout
         let levels = ["trace", "debug", "info", "notice", "warning", "error", "critical"]
@@ -164,6 +168,7 @@ extension DaemonConfiguration {
         "media", "name", "control", "mpv", "paused", "osd", "seek-timeout", "open-timeout", "log-level", "host", "join", "no-tls",
         "room", "drift", "title", "type", "fallback-url", "on-end", "ready", "wait-for-me", "play-when-ready",
         "wait-timeout", "room-secret-file", "unmanaged", "allow-scheme", "accept-open", "tls-cert", "tls-key",
+        "auto-subtitles",
     ]
     static let driftKeys: Set<String> = ["seek-threshold", "correction-time", "max-adjust", "interval"]
 

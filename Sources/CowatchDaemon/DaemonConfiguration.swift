@@ -37,6 +37,9 @@ public struct DaemonConfiguration: Sendable, Equatable {
     public var readyAtStart = false
     /// False: "don't wait for me" — the group never holds for this participant. Default true.
     public var waitForMe = true
+    /// Subtitle attachments (.srt/.ass/.ssa/.vtt, or meta kind "subtitles") are fetched and added
+    /// to the player (`--auto-subtitles no` turns it off). Default on.
+    public var autoSubtitles = true
 
     public struct MpvOption: Sendable, Equatable {
         public var name: String

@@ -307,6 +307,14 @@ public actor PlayerController: ControlRequestHandler {
                 return await room.chatJSON()
             case .sendMessage(let message):
                 return try await room.sendMessage(message, timeout: max(10, configuration.seekTimeout))
+            case .attach(let path, let name, let meta):
+                return try await room.attach(path: path, name: name, meta: meta)
+            case .getAttachments:
+                return await room.attachmentsJSON()
+            case .detach(let id):
+                return try await room.detach(id, timeout: configuration.seekTimeout)
+            case .fetch(let id, let path):
+                return try await room.fetch(id, to: path)
             default:
                 break
             }
@@ -328,7 +336,7 @@ public actor PlayerController: ControlRequestHandler {
         case .getProperty(let name):
             return JSONValue(try mpv { try player.getNode(name) })
         case .getParticipants, .leave, .join, .end, .setReady, .setWaitForMe, .setRole, .kick, .acceptOpen, .getInvite,
-            .chat, .getChat, .sendMessage:
+            .chat, .getChat, .sendMessage, .attach, .getAttachments, .detach, .fetch:
             throw CowatchError(.notInRoom, "this daemon is not in a room")
         case .open(let open):
             // Alone: just switch the media.

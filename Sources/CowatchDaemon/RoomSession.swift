@@ -64,6 +64,12 @@ actor RoomSession {
     var nextServerRequestID = 0
     /// The last refusal that left this daemon out of the room (for `join`'s answer).
     var lastRefusal: CowatchError?
+    /// The room's attachments and the subtitles added to the player (RoomSession+Journal.swift).
+    var journal = DaemonJournal()
+    /// Subtitle attachments to fetch and add to the player, in order (bounded).
+    nonisolated let subtitleQueue = AsyncStream.makeStream(of: Attachment.self, bufferingPolicy: .bufferingNewest(64))
+    /// The room server's certificate as this connection verified it (pinned for transfers).
+    var linkFingerprint = ""
 
     // What the room switched to and this player did not open (see RoomSession+Open.swift).
     /// Under `--accept-open ask`: the switch waiting for `accept_open`, and the URL to open.
@@ -298,6 +304,7 @@ actor RoomSession {
         inbound: AsyncThrowingStream<ServerMessage, any Error>, send: @escaping RoomConnection.Send, fingerprint: String
     ) async throws {
         self.send = send
+        linkFingerprint = fingerprint
         lastFailure = nil
         endedBy = nil
         lastHeardAt = monotonicNow()
@@ -395,6 +402,8 @@ actor RoomSession {
                 showRefusal(error)
             case .joined(let welcome):
                 machine.welcomed()
+                // The server sends the room's attachments again after each welcome.
+                journal.attachments = []
                 lastRefusal = nil
                 connectFailure = nil
                 publishSession()
@@ -433,6 +442,10 @@ actor RoomSession {
             case .messageDelivered(let id, let names):
                 deliveries[id] = names
                 messageWaiters.removeValue(forKey: id)?.resume(nil)
+            case .attachmentAdded(let attachment, let history):
+                attachmentAdded(attachment, history: history)
+            case .attachmentRemoved(let id, let by):
+                attachmentRemoved(id, by: by)
             case .failed(let error):
                 lastFailure = error
                 if error.code == .kicked {

@@ -42,6 +42,21 @@ struct CowatchServer: AsyncParsableCommand {
     @Flag(name: .customLong("no-chat"), help: "No chat: the server does not offer it (messages and playback are unaffected).")
     var noChat = false
 
+    @Flag(name: .customLong("no-attachments"), help: "No journal: the server keeps no attachments (cowatch attach gets unsupported).")
+    var noAttachments = false
+
+    @Option(name: .customLong("attachment-max-size"), help: ArgumentHelp(
+        "The largest attachment (bytes, or with K, M or G; default and most: 100M).", valueName: "SIZE"))
+    var attachmentMaxSize: String?
+
+    @Option(name: .customLong("room-quota"), help: ArgumentHelp(
+        "Attachment bytes one room may hold (default: 256M).", valueName: "SIZE"))
+    var roomQuota: String?
+
+    @Option(name: .customLong("total-quota"), help: ArgumentHelp(
+        "Attachment bytes the server holds for all rooms (default: 1G).", valueName: "SIZE"))
+    var totalQuota: String?
+
     @Option(help: ArgumentHelp(
         "Where the server keeps its certificate, its token key and its rooms' secrets (default $STATE_DIRECTORY, else $XDG_STATE_HOME/cowatch/server, else ~/.local/state/cowatch/server).",
         valueName: "DIR"))
@@ -99,6 +114,16 @@ struct CowatchServer: AsyncParsableCommand {
         }
         configuration.managed = managed
         configuration.chat = !noChat
+        configuration.journal.enabled = !noAttachments
+        for (flag, value, apply) in [
+            ("--attachment-max-size", attachmentMaxSize, { (c: inout RoomSequencer.Configuration, v: Int) in c.journal.maxAttachmentBytes = min(v, Attachment.maxBytes) }),
+            ("--room-quota", roomQuota, { (c: inout RoomSequencer.Configuration, v: Int) in c.journal.roomQuotaBytes = v }),
+            ("--total-quota", totalQuota, { (c: inout RoomSequencer.Configuration, v: Int) in c.journal.totalQuotaBytes = v }),
+        ] {
+            guard let value else { continue }
+            guard let bytes = RoomJournal.parseSize(value) else { fail("\(flag) takes a size such as 50M or 1G", code: 2) }
+            apply(&configuration, bytes)
+        }
         for (flag, value, apply) in [
             ("--max-connections", maxConnections, { (c: inout RoomSequencer.Configuration, v: Int) in c.admission.maxConnections = v }),
             ("--max-connections-per-address", maxConnectionsPerAddress, { (c: inout RoomSequencer.Configuration, v: Int) in c.admission.maxConnectionsPerAddress = v }),

@@ -46,10 +46,11 @@ struct ConnectionOptions: ParsableArguments {
     }
 
     /// Sends one command; on failure throws a one-line message and a non-zero exit.
-    func send(_ command: ControlCommand) throws -> JSONValue {
+    /// `timeout`: seconds to wait for the answer (transfers take longer than the default 15).
+    func send(_ command: ControlCommand, timeout: Double = 15) throws -> JSONValue {
         let client = try connect()
         do {
-            return try client.request(command, timeout: 15)
+            return try client.request(command, timeout: timeout)
         } catch {
             throw CLIFailure(error)
         }

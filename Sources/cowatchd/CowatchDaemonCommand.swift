@@ -91,6 +91,11 @@ struct CowatchDaemonCommand: AsyncParsableCommand {
     @Flag(name: .long, inversion: .prefixedNo, help: "Let the group wait for you when you stall (default: on).")
     var waitForMe: Bool?
 
+    @Option(name: .long, help: ArgumentHelp(
+        "Add subtitle attachments shared in the room (.srt, .ass, .ssa, .vtt) to the player (default: yes).",
+        valueName: "yes|no"))
+    var autoSubtitles: String?
+
     @Flag(name: .long, help: "With --host: a play waits until everyone is ready (bounded by --wait-timeout).")
     var playWhenReady: Bool = false
 
@@ -155,6 +160,13 @@ struct CowatchDaemonCommand: AsyncParsableCommand {
         flags.onEnd = onEnd
         flags.ready = ready
         flags.waitForMe = waitForMe
+        if let autoSubtitles {
+            switch autoSubtitles {
+            case "yes", "on", "true": flags.autoSubtitles = true
+            case "no", "off", "false": flags.autoSubtitles = false
+            default: throw CowatchError(.invalidConfiguration, "--auto-subtitles takes yes or no, not \(autoSubtitles)")
+            }
+        }
         flags.playWhenReady = playWhenReady ? true : nil
         flags.waitTimeout = waitTimeout
         flags.openTimeout = openTimeout

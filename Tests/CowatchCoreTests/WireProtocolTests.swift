@@ -43,6 +43,14 @@ struct WireProtocolTests {
         .media(activity: 0, MediaInfo(duration: nil, size: nil, hash: nil)),
         .end,
         .bye,
+        .detach(id: 12, attachment: String(repeating: "ab", count: 32)),
+        .transfer(TransferRequest(
+            room: "r", name: "alice", token: "00112233445566778899aabbccddeeff.00112233445566778899aabbccddeeff",
+            kind: .upload, id: String(repeating: "0f", count: 32), size: 104_857_600, fileName: "Night (2024) ça.en.srt",
+            meta: ["kind": "subtitles", "lang": "en"])),
+        .transfer(TransferRequest(
+            room: "r", name: "bob", token: "00112233445566778899aabbccddeeff.00112233445566778899aabbccddeeff",
+            kind: .download, id: String(repeating: "0f", count: 32), offset: 65_536)),
     ]
 
     static let serverMessages: [ServerMessage] = [
@@ -83,6 +91,15 @@ struct WireProtocolTests {
             proof: String(repeating: "ab", count: 32))),
         .notice(Notice(actor: "alice", action: .op, others: ["bob"])),
         .notice(Notice(actor: "alice", action: .kick, others: ["mallory"])),
+        .attachmentAdded(Attachment(id: String(repeating: "12", count: 32), name: "night.srt", size: 4096, from: "bob"), history: false),
+        .attachmentAdded(
+            Attachment(id: String(repeating: "34", count: 32), name: "notes", size: 0, from: "carol", meta: ["kind": "notes", "n": 1]),
+            history: true),
+        .attachmentRemoved(id: String(repeating: "12", count: 32), by: "alice", requestID: 9),
+        .attachmentRemoved(id: String(repeating: "12", count: 32), by: "alice", requestID: nil),
+        .transferReady(offset: 0, size: 104_857_600),
+        .transferReady(offset: 1000, size: 1000),
+        .transferDone(Attachment(id: String(repeating: "56", count: 32), name: "a.ass", size: 1, from: "dave")),
     ]
 
     @Test("client messages round-trip", arguments: clientMessages)
@@ -123,6 +140,17 @@ struct WireProtocolTests {
         #"{"type":"hello","protocol":3,"versions":[4,3],"room":"r","name":"a"}"#,
         #"{"type":"hello","protocol":3,"room":"r","name":"a","nonce":"XYZ"}"#,
         #"{"type":"hello","protocol":3,"room":"r","name":"a","features":["ok","Not Ok"]}"#,
+        // Journal: names are file names, sizes and offsets bounded, ids are SHA-256 hex.
+        #"{"type":"detach","id":1,"attachment":"abc"}"#,
+        #"{"type":"transfer","room":"r","name":"a","token":"ab.cd","kind":"upload","id":"\#(String(repeating: "0", count: 64))","size":10,"file":"../etc/passwd"}"#,
+        #"{"type":"transfer","room":"r","name":"a","token":"ab.cd","kind":"upload","id":"\#(String(repeating: "0", count: 64))","size":10,"file":".hidden"}"#,
+        #"{"type":"transfer","room":"r","name":"a","token":"ab.cd","kind":"upload","id":"\#(String(repeating: "0", count: 64))","size":10,"file":"a\u0000b"}"#,
+        #"{"type":"transfer","room":"r","name":"a","token":"ab.cd","kind":"upload","id":"\#(String(repeating: "0", count: 64))","size":104857601,"file":"a"}"#,
+        #"{"type":"transfer","room":"r","name":"a","token":"ab.cd","kind":"upload","id":"\#(String(repeating: "0", count: 64))","size":-1,"file":"a"}"#,
+        #"{"type":"transfer","room":"r","name":"a","token":"ab.cd","kind":"upload","id":"\#(String(repeating: "0", count: 64))","file":"a"}"#,
+        #"{"type":"transfer","room":"r","name":"a","token":"ab.cd","kind":"download","id":"\#(String(repeating: "0", count: 64))","offset":1e300}"#,
+        #"{"type":"transfer","room":"r","name":"a","token":"ab.cd","kind":"upload","id":"\#(String(repeating: "0", count: 64))","size":1,"file":"a","meta":[1]}"#,
+        #"{"type":"transfer","room":"r","name":"a","token":"ab.cd","kind":"steal","id":"\#(String(repeating: "0", count: 64))"}"#,
         #"{"type":"hello","protocol":3,"room":"r","name":"a","token":"not a token"}"#,
         #"{"type":"action","id":1,"kind":"open","activity":{"url":"http://evil/\u0085x"}}"#,
         #"{"type":"action","id":1,"kind":"open","activity":{"url":"http://evil/\u009bx"}}"#,

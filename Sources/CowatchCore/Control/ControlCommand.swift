@@ -46,6 +46,14 @@ public enum ControlCommand: Sendable, Hashable {
     case getChat
     /// (1.3) A messenger message to everyone (`to` nil) or to some.
     case sendMessage(SendMessageRequest)
+    /// (1.4) Share the file at `path` (absolute) with the room, as `name`, with `meta`.
+    case attach(path: String, name: String?, meta: JSONValue?)
+    /// (1.4) The room's attachments.
+    case getAttachments
+    /// (1.4) Remove an attachment for everyone (`id`: its SHA-256, or an unambiguous prefix).
+    case detach(String)
+    /// (1.4) Download an attachment to `path` (absolute; a directory gets the attachment's name).
+    case fetch(id: String, path: String)
     case quit
 
     /// The arguments of `send_message`.
@@ -111,6 +119,10 @@ public enum ControlCommand: Sendable, Hashable {
         case .chat: "chat"
         case .getChat: "get_chat"
         case .sendMessage: "send_message"
+        case .attach: "attach"
+        case .getAttachments: "get_attachments"
+        case .detach: "detach"
+        case .fetch: "fetch"
         case .quit: "quit"
         }
     }
@@ -119,7 +131,7 @@ public enum ControlCommand: Sendable, Hashable {
     public static let names = [
         "play", "pause", "toggle_pause", "seek", "speed", "get_status", "get_property", "get_participants", "leave",
         "join", "end", "open", "ready", "unready", "wait_for_me", "op", "deop", "kick", "accept_open", "get_invite",
-        "chat", "get_chat", "send_message", "quit",
+        "chat", "get_chat", "send_message", "attach", "get_attachments", "detach", "fetch", "quit",
     ]
 
     /// The command as the JSON array sent on the wire.
@@ -137,6 +149,10 @@ public enum ControlCommand: Sendable, Hashable {
         case .setRole(let participant, _), .kick(let participant): [.string(name), .string(participant)]
         case .getInvite(let host?): [.string(name), .string(host)]
         case .chat(let text): [.string(name), .string(text)]
+        case .attach(let path, let fileName, let meta):
+            [.string(name), .string(path), fileName.map(JSONValue.string) ?? .null, meta ?? .null]
+        case .detach(let id): [.string(name), .string(id)]
+        case .fetch(let id, let path): [.string(name), .string(id), .string(path)]
         case .sendMessage(let message):
             [
                 .string(name), .string(message.topic), message.payload,
@@ -182,6 +198,31 @@ public enum ControlCommand: Sendable, Hashable {
         case "end": try expectCount(0...0); self = .end
         case "accept_open": try expectCount(0...0); self = .acceptOpen
         case "get_chat": try expectCount(0...0); self = .getChat
+        case "get_attachments": try expectCount(0...0); self = .getAttachments
+        case "attach":
+            try expectCount(1...3)
+            let path = try Self.absolutePath(args[0], what: "attach")
+            var fileName: String?
+            if args.count > 1, args[1] != .null {
+                guard let given = args[1].stringValue, let safe = AttachmentName.sanitised(given) else {
+                    throw CowatchError(.invalidArgument, "the name must be a file name of 1–\(AttachmentName.maxBytes) bytes")
+                }
+                fileName = safe
+            }
+            var meta: JSONValue?
+            if args.count > 2, args[2] != .null {
+                guard args[2].objectValue != nil, args[2].encoded().count <= Attachment.maxMetaBytes else {
+                    throw CowatchError(.invalidArgument, "meta must be a JSON object of at most \(Attachment.maxMetaBytes) bytes")
+                }
+                meta = args[2]
+            }
+            self = .attach(path: path, name: fileName, meta: meta)
+        case "detach":
+            try expectCount(1...1)
+            self = .detach(try Self.attachmentID(args[0]))
+        case "fetch":
+            try expectCount(2...2)
+            self = .fetch(id: try Self.attachmentID(args[0]), path: try Self.absolutePath(args[1], what: "fetch"))
         case "chat":
             try expectCount(1...1)
             guard let text = args[0].stringValue, !text.isEmpty, text.utf8.count <= ChatLine.maxBytes,
@@ -323,6 +364,24 @@ public enum ControlCommand: Sendable, Hashable {
             let shown = name.count > 40 ? String(name.prefix(40)) + "…" : name
             throw CowatchError(.unknownCommand, "unknown command \"\(shown)\"")
         }
+    }
+
+    /// An attachment id: its SHA-256 in lowercase hex, or a prefix of at least 4 digits.
+    private static func attachmentID(_ value: JSONValue) throws(CowatchError) -> String {
+        guard let text = value.stringValue?.lowercased(), (4...64).contains(text.utf8.count),
+            text.utf8.allSatisfy({ (0x30...0x39).contains($0) || (0x61...0x66).contains($0) })
+        else {
+            throw CowatchError(.invalidArgument, "an attachment id is its SHA-256 in hex (or its first 4 or more digits)")
+        }
+        return text
+    }
+
+    /// An absolute path of at most 4096 bytes without control characters.
+    private static func absolutePath(_ value: JSONValue, what: String) throws(CowatchError) -> String {
+        guard let path = value.stringValue, path.hasPrefix("/"), path.utf8.count <= 4096, ControlCharacters.isClean(path) else {
+            throw CowatchError(.invalidArgument, "\(what) takes an absolute path")
+        }
+        return path
     }
 
     private static func number(_ value: JSONValue, what: String) throws(CowatchError) -> Double {

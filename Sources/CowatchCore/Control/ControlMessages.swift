@@ -117,6 +117,15 @@ public struct ControlEvent: Sendable, Hashable {
         public static let chat = "chat"
         /// (1.3) A messenger message for us. Fields: `participant`, `topic`, `payload`, `reliable`.
         public static let message = "message"
+        /// (1.4) An attachment is in the room. Fields: `id`, `name`, `size`, `participant` (who
+        /// added it), `meta`, `history` (true when it was there before this daemon joined).
+        public static let attachmentAdded = "attachment-added"
+        /// (1.4) An attachment was removed for everyone. Fields: `id`, `participant` (who).
+        public static let attachmentRemoved = "attachment-removed"
+        /// (1.4) A transfer of ours moved on. Fields: `id`, `name`, `direction` (`upload` or
+        /// `download`), `done`, `total` (bytes), `resumed_from` (bytes an interrupted transfer
+        /// already had), `state` (`running`, `done`, `failed`; `code` and `message` when failed).
+        public static let attachmentProgress = "attachment-progress"
     }
 
     public var name: String

@@ -65,6 +65,10 @@ extension ClientMessage {
             return ["type": "chat", "id": .number(Double(id)), "text": .string(text)]
         case .message(let message):
             return message.json
+        case .detach(let id, let attachment):
+            return ["type": "detach", "id": .number(Double(id)), "attachment": .string(attachment)]
+        case .transfer(let request):
+            return request.json
         case .unsupported(let type):
             return ["type": "unsupported", "of": .string(type)]
         case .unknown(let type):
@@ -158,6 +162,10 @@ extension ClientMessage {
             return .chat(id: try reader.integer("id"), text: try reader.chatText("text"))
         case "message":
             return .message(try RoomMessage(wire: reader, withSender: false))
+        case "detach":
+            return .detach(id: try reader.integer("id"), attachment: try reader.hex("attachment", bytes: 32))
+        case "transfer":
+            return .transfer(try TransferRequest(wire: reader))
         case "unsupported":
             return .unsupported(type: try reader.word("of"))
         case let other:
@@ -355,6 +363,21 @@ extension ServerMessage {
             return message.json
         case .messageAck(let id, let delivered):
             return ["type": "message_ack", "id": .number(Double(id)), "delivered": .array(delivered.map(JSONValue.string))]
+        case .attachmentAdded(let attachment, let history):
+            var object = attachment.fields
+            object["type"] = "attachment_added"
+            if history { object["history"] = true }
+            return .object(object)
+        case .attachmentRemoved(let id, let by, let requestID):
+            var object: [String: JSONValue] = ["type": "attachment_removed", "id": .string(id), "by": .string(by)]
+            if let requestID { object["request_id"] = .number(Double(requestID)) }
+            return .object(object)
+        case .transferReady(let offset, let size):
+            return ["type": "transfer_ready", "offset": .number(Double(offset)), "size": .number(Double(size))]
+        case .transferDone(let attachment):
+            var object = attachment.fields
+            object["type"] = "transfer_done"
+            return .object(object)
         case .unsupported(let type):
             return ["type": "unsupported", "of": .string(type)]
         case .unknown(let type):
@@ -422,6 +445,21 @@ extension ServerMessage {
             return .message(try RoomMessage(wire: reader, withSender: true))
         case "message_ack":
             return .messageAck(id: try reader.integer("id"), delivered: try reader.optionalNames("delivered") ?? [])
+        case "attachment_added":
+            return .attachmentAdded(try Attachment(wire: reader), history: try reader.optionalBool("history") ?? false)
+        case "attachment_removed":
+            return .attachmentRemoved(
+                id: try reader.hex("id", bytes: 32), by: try reader.name("by", maxLength: ParticipantName.maxLength),
+                requestID: try reader.optionalInteger("request_id"))
+        case "transfer_ready":
+            let size = try reader.integer("size")
+            let offset = try reader.integer("offset")
+            guard (0...Attachment.maxBytes).contains(size), (0...size).contains(offset) else {
+                throw WireReader.violation("transfer_ready needs 0 <= offset <= size <= \(Attachment.maxBytes)")
+            }
+            return .transferReady(offset: offset, size: size)
+        case "transfer_done":
+            return .transferDone(try Attachment(wire: reader))
         case "unsupported":
             return .unsupported(type: try reader.word("of"))
         case let other:
@@ -472,5 +510,74 @@ extension WireReader {
             throw Self.violation("\"\(key)\" must be 1–\(ChatLine.maxBytes) bytes without control characters")
         }
         return text
+    }
+}
+
+extension Attachment {
+    /// Its fields, without a type (shared by `attachment_added` and `transfer_done`).
+    var fields: [String: JSONValue] {
+        var object: [String: JSONValue] = [
+            "id": .string(id), "name": .string(name), "size": .number(Double(size)), "from": .string(from),
+        ]
+        if let meta { object["meta"] = meta }
+        return object
+    }
+
+    init(wire reader: WireReader) throws(CowatchError) {
+        let size = try reader.integer("size")
+        guard (0...Attachment.maxBytes).contains(size) else { throw WireReader.violation("\"size\" out of range") }
+        self.init(
+            id: try reader.hex("id", bytes: 32), name: try reader.attachmentName("name"), size: size,
+            from: try reader.name("from", maxLength: ParticipantName.maxLength), meta: try reader.attachmentMeta("meta"))
+    }
+}
+
+extension TransferRequest {
+    var json: JSONValue {
+        var object: [String: JSONValue] = [
+            "type": "transfer", "room": .string(room), "name": .string(name), "token": .string(token),
+            "kind": .string(kind.rawValue), "id": .string(id),
+        ]
+        if let size { object["size"] = .number(Double(size)) }
+        if let fileName { object["file"] = .string(fileName) }
+        if let meta { object["meta"] = meta }
+        if offset != 0 { object["offset"] = .number(Double(offset)) }
+        return .object(object)
+    }
+
+    init(wire reader: WireReader) throws(CowatchError) {
+        let kind = try reader.enumeration("kind", Kind.self)
+        let size = try reader.optionalInteger("size")
+        let offset = try reader.optionalInteger("offset") ?? 0
+        guard (0...Attachment.maxBytes).contains(offset), size.map({ (0...Attachment.maxBytes).contains($0) }) ?? true else {
+            throw WireReader.violation("size and offset must be 0–\(Attachment.maxBytes)")
+        }
+        let fileName = try reader.raw("file") == nil ? nil : reader.attachmentName("file")
+        if kind == .upload, size == nil || fileName == nil {
+            throw WireReader.violation("an upload needs a size and a file name")
+        }
+        self.init(
+            room: try reader.name("room", maxLength: 64), name: try reader.name("name", maxLength: ParticipantName.maxLength),
+            token: try reader.token("token"), kind: kind, id: try reader.hex("id", bytes: 32), size: size,
+            fileName: fileName, meta: try reader.attachmentMeta("meta"), offset: offset)
+    }
+}
+
+extension WireReader {
+    /// An attachment's file name; see `AttachmentName.isSafe`.
+    func attachmentName(_ key: String) throws(CowatchError) -> String {
+        guard let name = try optionalString(key, maxLength: AttachmentName.maxBytes), AttachmentName.isSafe(name) else {
+            throw Self.violation("\"\(key)\" must be a file name (no directories or control characters, not starting with '.')")
+        }
+        return name
+    }
+
+    /// An attachment's metadata: a JSON object of at most `Attachment.maxMetaBytes` encoded.
+    func attachmentMeta(_ key: String) throws(CowatchError) -> JSONValue? {
+        guard let meta = raw(key) else { return nil }
+        guard meta.objectValue != nil, meta.encoded().count <= Attachment.maxMetaBytes else {
+            throw Self.violation("\"\(key)\" must be a JSON object of at most \(Attachment.maxMetaBytes) bytes")
+        }
+        return meta
     }
 }

@@ -30,8 +30,12 @@ public enum WireFeature {
     public static let chat = "chat"
     /// The messenger (`message`, `message_ack`): opaque payloads relayed to all or some.
     public static let messages = "messages"
+    /// The journal (`attachment_added`, `attachment_removed`, `detach`, and `transfer` on a
+    /// connection of its own): files shared with the room, kept for late joiners. A server run
+    /// with `--no-attachments` leaves it out.
+    public static let journal = "journal"
     /// Every feature this build speaks.
-    public static let all = [secretHMAC, roles, actionDeadline, chat, messages]
+    public static let all = [secretHMAC, roles, actionDeadline, chat, messages, journal]
 }
 
 /// The longest line either side accepts: a messenger payload of 64 KiB, escaped (at most twice
@@ -82,6 +86,76 @@ public struct RoomMessage: Sendable, Hashable {
         self.reliable = reliable
         self.to = to
         self.from = from
+    }
+}
+
+/// A file shared with the room (the journal), as everyone sees it.
+public struct Attachment: Sendable, Hashable {
+    /// The largest attachment any server accepts (servers may set a smaller limit): 100 MiB.
+    public static let maxBytes = 104_857_600
+    /// The largest metadata object, encoded.
+    public static let maxMetaBytes = 4096
+    /// SHA-256 of the content, 64 lowercase hex digits: also how everyone names it.
+    public var id: String
+    /// A safe file name (`AttachmentName`): no directories, no control characters.
+    public var name: String
+    public var size: Int
+    /// Who added it.
+    public var from: String
+    /// Free-form JSON object from the uploader (`{"kind": "subtitles"}`), or nil.
+    public var meta: JSONValue?
+
+    public init(id: String, name: String, size: Int, from: String, meta: JSONValue? = nil) {
+        self.id = id
+        self.name = name
+        self.size = size
+        self.from = from
+        self.meta = meta
+    }
+
+    /// Subtitle extensions mpv's `sub-add` reads.
+    public static let subtitleExtensions: Set<String> = ["srt", "ass", "ssa", "vtt"]
+
+    /// Subtitles: `meta.kind` says so, or the name ends in .srt, .ass, .ssa or .vtt.
+    public var isSubtitles: Bool {
+        if let kind = meta?["kind"]?.stringValue { return kind == "subtitles" }
+        guard let dot = name.lastIndex(of: ".") else { return false }
+        return Self.subtitleExtensions.contains(name[name.index(after: dot)...].lowercased())
+    }
+}
+
+/// The first line of a transfer connection (`ClientMessage.transfer`).
+public struct TransferRequest: Sendable, Hashable {
+    public enum Kind: String, Sendable, Hashable, CaseIterable {
+        case upload, download
+    }
+    public var room: String
+    public var name: String
+    /// The session token of `name`'s room connection (a secret; only inside TLS).
+    public var token: String
+    public var kind: Kind
+    /// The content's SHA-256 (hex): what is uploaded, or the attachment fetched.
+    public var id: String
+    /// upload: the size in bytes, the file's name and its metadata.
+    public var size: Int?
+    public var fileName: String?
+    public var meta: JSONValue?
+    /// download: the first byte wanted (what an interrupted download already has).
+    public var offset: Int
+
+    public init(
+        room: String, name: String, token: String, kind: Kind, id: String, size: Int? = nil, fileName: String? = nil,
+        meta: JSONValue? = nil, offset: Int = 0
+    ) {
+        self.room = room
+        self.name = name
+        self.token = token
+        self.kind = kind
+        self.id = id
+        self.size = size
+        self.fileName = fileName
+        self.meta = meta
+        self.offset = offset
     }
 }
 
@@ -376,6 +450,12 @@ public enum ClientMessage: Sendable, Hashable {
     case chat(id: Int, text: String)
     /// (`messages`) A messenger message (`from` unset).
     case message(RoomMessage)
+    /// (`journal`) Remove attachment `attachment` (its id) for everyone; `id` comes back on our
+    /// own `attachment_removed`.
+    case detach(id: Int, attachment: String)
+    /// (`journal`) The first and only line of a transfer connection: who asks (proved by the
+    /// session token of its room connection) and what it sends or fetches. Raw bytes follow.
+    case transfer(TransferRequest)
     /// "I do not know messages of this type": the answer to a server message we cannot read.
     case unsupported(type: String)
     /// A message of a type this build does not know (decoded, never sent).
@@ -500,6 +580,17 @@ public enum ServerMessage: Sendable, Hashable {
     case message(RoomMessage)
     /// (`messages`) A reliable message of ours reached these participants.
     case messageAck(id: Int, delivered: [String])
+    /// (`journal`) An attachment is in the room: new, or (after the welcome, `history`) kept
+    /// from before this participant joined.
+    case attachmentAdded(Attachment, history: Bool)
+    /// (`journal`) `by` removed attachment `id` for everyone; `requestID` echoes the remover's
+    /// `detach` to the remover only.
+    case attachmentRemoved(id: String, by: String, requestID: Int?)
+    /// (transfer connection) Go ahead: an upload sends bytes `offset..<size` (the server kept
+    /// the first `offset` of an interrupted upload); a download receives them.
+    case transferReady(offset: Int, size: Int)
+    /// (transfer connection) The upload is stored (or was already) and announced to the room.
+    case transferDone(Attachment)
     /// "I do not know messages of this type"; the connection lives.
     case unsupported(type: String)
     /// A message of a type this build does not know (decoded, never sent).

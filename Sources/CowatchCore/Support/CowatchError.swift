@@ -81,6 +81,16 @@ public struct CowatchError: Error, Sendable, Hashable, CustomStringConvertible {
         /// `--accept-open`); the rest of the group carries on.
         public static let openRefused = Code(rawValue: "open-refused")
 
+        // The journal (attachments).
+        /// An attachment is larger than the server accepts (100 MiB unless configured lower).
+        public static let tooLarge = Code(rawValue: "too-large")
+        /// The room's or the server's attachment quota would be exceeded; nothing was stored.
+        public static let quotaExceeded = Code(rawValue: "quota-exceeded")
+        /// The bytes received do not have the SHA-256 they were announced with; they were discarded.
+        public static let hashMismatch = Code(rawValue: "hash-mismatch")
+        /// No attachment with that id in the room (or no such file to attach).
+        public static let notFound = Code(rawValue: "not-found")
+
         // Secure room link.
         /// The room server's certificate is not the one pinned by the invite or remembered in
         /// `known_hosts`: someone may be in the middle. Nothing was sent.

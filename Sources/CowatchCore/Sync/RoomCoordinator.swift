@@ -95,6 +95,10 @@ public struct RoomCoordinator: Sendable {
         case message(RoomMessage)
         /// Our reliable message `id` reached these participants.
         case messageDelivered(id: Int, to: [String])
+        /// (journal) An attachment is in the room (`history`: it was there before we joined).
+        case attachmentAdded(Attachment, history: Bool)
+        /// (journal) `by` removed attachment `id` for everyone.
+        case attachmentRemoved(id: String, by: String)
     }
 
     public let configuration: Configuration
@@ -296,6 +300,13 @@ public struct RoomCoordinator: Sendable {
             return messageReceived(message)
         case .messageAck(let id, let delivered):
             return messageAcknowledged(id, delivered: delivered)
+        case .attachmentAdded(let attachment, let history):
+            return [.attachmentAdded(attachment, history: history)]
+        case .attachmentRemoved(let id, let by, let requestID):
+            return attachmentRemoved(id, by: by, requestID: requestID)
+        case .transferReady, .transferDone:
+            // Transfer-connection answers, never on the room connection: ignored.
+            return []
         case .unsupported:
             // The server does not know something we sent: nothing to undo.
             return []

@@ -72,7 +72,10 @@ public struct RoomServer: Service {
             records = try state.loadRecords()
         }
         let sequencer = RoomSequencer(configuration: configuration, records: records, now: monotonicSeconds())
-        let hub = RoomHub(sequencer: sequencer, state: state, logger: logger)
+        // Attachments live with their rooms: a fresh store each run.
+        let store = try AttachmentStore(stateDirectory: state?.directory)
+        defer { if state == nil { store.removeAll() } }
+        let hub = RoomHub(sequencer: sequencer, state: state, store: store, logger: logger)
         try await withShutdownClosing(server.channel) {
             try await withThrowingDiscardingTaskGroup { group in
                 group.addTask { try? await hub.runTimers() }
@@ -97,10 +100,14 @@ actor RoomHub {
     /// a peer that never sends would otherwise keep it open).
     private var channels: [Int: any Channel] = [:]
     private var nextID = 0
+    /// The journal's attachment bytes, and what each transfer connection is to do.
+    let store: AttachmentStore
+    private var transferPlans: [Int: ServerTransfer.Plan] = [:]
 
-    init(sequencer: RoomSequencer, state: RoomServerState?, logger: Logger) {
+    init(sequencer: RoomSequencer, state: RoomServerState?, store: AttachmentStore, logger: Logger) {
         self.sequencer = sequencer
         self.state = state
+        self.store = store
         self.logger = logger
     }
 
@@ -138,11 +145,25 @@ actor RoomHub {
                     }
                     group.addTask {
                         var framer = LineFramer(maxLineBytes: wireMaxLineBytes)
-                        reading: for try await chunk in inbound {
-                            for item in framer.feed(chunk.readableBytesView) {
+                        var chunks = inbound.makeAsyncIterator()
+                        reading: while let chunk = try await chunks.next() {
+                            let items = framer.feed(chunk.readableBytesView)
+                            for (index, item) in items.enumerated() {
                                 switch item {
                                 case .line(let line):
                                     if await !self.handle(line: line, from: id) { break reading }
+                                    if let plan = await self.takeTransferPlan(id) {
+                                        // A transfer connection: raw bytes after its one line, and
+                                        // only once told to send them.
+                                        guard index == items.count - 1, framer.pendingByteCount == 0 else {
+                                            await self.refuseEarlyBytes(id)
+                                            break reading
+                                        }
+                                        let verified = await ServerTransfer.run(
+                                            plan, store: self.store, chunks: &chunks, outbound: outbound, channel: connection.channel)
+                                        if let verified { await self.uploadFinished(id, verified: verified) }
+                                        break reading
+                                    }
                                 case .tooLong:
                                     await self.refuseOverlong(id)
                                     break reading
@@ -179,6 +200,18 @@ actor RoomHub {
         return outgoing[id] != nil
     }
 
+    private func takeTransferPlan(_ id: Int) -> ServerTransfer.Plan? {
+        transferPlans.removeValue(forKey: id)
+    }
+
+    private func refuseEarlyBytes(_ id: Int) {
+        perform(sequencer.rejected(id, CowatchError(.protocolViolation, "bytes before transfer_ready"), now: monotonicSeconds()))
+    }
+
+    private func uploadFinished(_ id: Int, verified: Bool) {
+        perform(sequencer.uploadFinished(id, verified: verified, now: monotonicSeconds()))
+    }
+
     private func refuseOverlong(_ id: Int) {
         perform(sequencer.rejected(id, CowatchError(.protocolViolation, "line longer than \(wireMaxLineBytes) bytes"), now: monotonicSeconds()))
     }
@@ -205,6 +238,12 @@ actor RoomHub {
                 finishOutgoing(id)
             case .saveRecords:
                 saveRecords()
+            case .receiveUpload(let id, let content, let size):
+                transferPlans[id] = .upload(id: content, size: size)
+            case .sendDownload(let id, let content, let size, let offset):
+                transferPlans[id] = .download(id: content, size: size, offset: offset)
+            case .deleteStored(let content):
+                store.delete(content)
             }
         }
     }

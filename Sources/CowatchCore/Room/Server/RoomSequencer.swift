@@ -47,6 +47,8 @@ public struct RoomSequencer: Sendable {
         public var chat = true
         /// Chat lines a room keeps for late joiners. Default 50.
         public var chatHistory = 50
+        /// Attachments: on or off, sizes and quotas (see `RoomJournal.Configuration`).
+        public var journal = RoomJournal.Configuration()
 
         public init() {}
 
@@ -76,6 +78,15 @@ public struct RoomSequencer: Sendable {
         case close(ConnectionID)
         /// The rooms' records changed: save `records` (the shell keeps them on disk).
         case saveRecords
+        /// (journal) Transfer connection: say `transfer_ready` with what is kept of `id` (an
+        /// interrupted upload's bytes) and receive the rest up to `size`, verify the SHA-256, then
+        /// call `uploadFinished`.
+        case receiveUpload(ConnectionID, id: String, size: Int)
+        /// (journal) Transfer connection: say `transfer_ready` and send bytes `offset..<size` of
+        /// stored content `id`, then close.
+        case sendDownload(ConnectionID, id: String, size: Int, offset: Int)
+        /// (journal) Nothing refers to content `id` any more: delete its bytes (whole or partial).
+        case deleteStored(String)
     }
 
     /// What is remembered of a room beyond its playback, and kept on disk.
@@ -166,11 +177,14 @@ public struct RoomSequencer: Sendable {
     var kicked: [String: [String: Double]] = [:]
     /// Each room's recent chat lines, for late joiners (gone with the room).
     var chatHistory: [String: [ChatLine]] = [:]
+    /// Each room's attachments, uploads and transfers (gone with the room).
+    public internal(set) var journal: RoomJournal
 
     public init(configuration: Configuration = .init(), records: [String: RoomRecord] = [:], now: Double = 0) {
         self.configuration = configuration
         self.admission = ServerAdmission(configuration: configuration.admission)
         self.tokens = SessionTokens(key: configuration.tokenKey)
+        self.journal = RoomJournal(configuration: configuration.journal)
         // Rooms found on disk: alive when the server stopped, dormant now.
         self.records = records.mapValues { record in
             var dormant = record
@@ -193,6 +207,7 @@ public struct RoomSequencer: Sendable {
     public mutating func disconnected(_ id: ConnectionID, now: Double) -> [Output] {
         admission.disconnected(id)
         handshakes[id] = nil
+        journal.transferEnded(id)
         guard let membership = joined.removeValue(forKey: id) else { return [] }
         return leave(id, membership, now: now, notice: nil)
     }
@@ -205,7 +220,7 @@ public struct RoomSequencer: Sendable {
             rooms[membership.room] = nil
             chatHistory[membership.room] = nil
             records[membership.room]?.dormantSince = now
-            return outputs
+            return outputs + journal.roomEmptied(membership.room).map(Output.deleteStored)
         }
         rooms[membership.room] = room
         return outputs
@@ -226,11 +241,13 @@ public struct RoomSequencer: Sendable {
             return authenticate(id, auth, now: now)
         case .bye:
             return disconnected(id, now: now) + [.close(id)]
+        case .transfer(let request):
+            return transferRequested(request, from: id, now: now)
         case .unknown(let type):
             return [.send(id, .unsupported(type: type))]
         case .unsupported:
             return []
-        case .action, .ready, .report, .status, .media, .end, .role, .kick, .chat, .message:
+        case .action, .ready, .report, .status, .media, .end, .role, .kick, .chat, .message, .detach:
             guard let membership = joined[id] else {
                 return refuse(id, CowatchError(.protocolViolation, "say hello first"), now: now)
             }
@@ -302,7 +319,10 @@ public struct RoomSequencer: Sendable {
 
     /// The optional features both sides speak (chat only when this server offers it).
     private func offeredFeatures(_ hello: ClientMessage.Hello) -> [String] {
-        hello.features.filter { WireFeature.all.contains($0) && (configuration.chat || $0 != WireFeature.chat) }
+        hello.features.filter {
+            WireFeature.all.contains($0) && (configuration.chat || $0 != WireFeature.chat)
+                && (configuration.journal.enabled || $0 != WireFeature.journal)
+        }
     }
 
     private static func describe(_ range: ClosedRange<Int>) -> String {
@@ -463,6 +483,12 @@ public struct RoomSequencer: Sendable {
                 history.append(.sendMessage(id, .chat(old), reliable: true))
             }
         }
+        if features.contains(WireFeature.journal) {
+            // The room's attachments, so a late joiner can fetch them (GroupSessionJournal).
+            for attachment in journal.attachments(in: hello.room) {
+                history.append(.sendMessage(id, .attachmentAdded(attachment, history: true), reliable: true))
+            }
+        }
         return [.send(id, welcome)] + history + outputs + (changed ? [.saveRecords] : [])
     }
 
@@ -513,6 +539,8 @@ public struct RoomSequencer: Sendable {
             return chat(text, requestID: requestID, from: id, membership, now: now)
         case .message(let message):
             return relay(message, from: id, membership, now: now)
+        case .detach(let requestID, let attachment):
+            return detach(attachment, requestID: requestID, from: id, membership, role: role, managed: room.playback.policy.managed)
         default:
             return []
         }

@@ -1,0 +1,296 @@
+import CowatchClient
+import CowatchCore
+import CowatchNet
+import Foundation
+
+/// What the daemon knows of the room's journal.
+struct DaemonJournal {
+    /// The room's attachments, in the order the server announced them.
+    var attachments: [Attachment] = []
+    /// Subtitle attachments already added to the player (by id): added once per daemon.
+    var subtitlesAdded: Set<String> = []
+    /// Where fetched subtitles are kept (a private temporary directory, made on first use).
+    var cacheDirectory: String?
+}
+
+/// The journal (GroupSessionJournal) on the daemon's side: `attach`, `get_attachments`, `detach`,
+/// `fetch`, the `attachment-*` events, and subtitles added to the player.
+///
+/// Transfers run off the actor, on connections of their own (`TransferClient`), so a 100 MB
+/// file never holds up the room's clock loop; a dropped transfer is resumed (`resumeAttempts`).
+///
+/// Threading: actor-isolated to `RoomSession`, except the `nonisolated` transfer methods.
+extension RoomSession {
+    /// Transfer attempts on a broken link before giving up (each resumes where the last stopped).
+    static let resumeAttempts = 5
+
+    // MARK: Announcements
+
+    func attachmentAdded(_ attachment: Attachment, history: Bool) {
+        if !journal.attachments.contains(where: { $0.id == attachment.id }) { journal.attachments.append(attachment) }
+        var fields = Self.fields(of: attachment)
+        fields["history"] = .bool(history)
+        events.publish(ControlEvent(name: ControlEvent.Name.attachmentAdded, fields: fields))
+        if !history {
+            showOnScreen("\(attachment.from) shared \(attachment.name) (\(Self.sizeText(attachment.size)))")
+        }
+        if attachment.isSubtitles, configuration.autoSubtitles, !journal.subtitlesAdded.contains(attachment.id) {
+            journal.subtitlesAdded.insert(attachment.id)
+            subtitleQueue.continuation.yield(attachment)
+        }
+    }
+
+    func attachmentRemoved(_ id: String, by: String) {
+        let removed = journal.attachments.first { $0.id == id }
+        journal.attachments.removeAll { $0.id == id }
+        events.publish(ControlEvent(name: ControlEvent.Name.attachmentRemoved, fields: [
+            "id": .string(id), "participant": .string(by), "name": removed.map { .string($0.name) } ?? .null,
+        ]))
+        if let removed { showOnScreen("\(by) removed \(removed.name)") }
+    }
+
+    static func fields(of attachment: Attachment) -> [String: JSONValue] {
+        [
+            "id": .string(attachment.id), "name": .string(attachment.name), "size": .number(Double(attachment.size)),
+            "participant": .string(attachment.from), "meta": attachment.meta ?? .null,
+            "subtitles": .bool(attachment.isSubtitles),
+        ]
+    }
+
+    static func sizeText(_ bytes: Int) -> String {
+        bytes < 1_048_576 ? "\((bytes + 1023) / 1024) KiB" : String(format: "%.1f MiB", Double(bytes) / 1_048_576)
+    }
+
+    // MARK: Requests
+
+    /// `get_attachments`: the room's attachments, oldest first.
+    func attachmentsJSON() -> JSONValue {
+        .array(journal.attachments.map { .object(Self.fields(of: $0)) })
+    }
+
+    /// `detach`: removes an attachment for everyone; returns once the server did.
+    /// Errors: `not-in-room`, `unsupported`, `not-found`, `invalid-argument` (an ambiguous
+    /// prefix), `not-permitted`, `timeout`.
+    func detach(_ prefix: String, timeout: Double) async throws(CowatchError) -> JSONValue {
+        guard isJoined else { throw CowatchError(.notInRoom, "not in the room (\(machine.state.name))") }
+        let attachment = try resolve(prefix)
+        let request = try coordinator.detach(attachment.id, now: monotonicNow())
+        let reply = Reply<CowatchError?>()
+        actionWaiters[request.id] = reply
+        perform(request.actions)
+        let outcome = await reply.wait(timeout: timeout, orElse: CowatchError(.timeout, "the room server did not answer in time"))
+        actionWaiters[request.id] = nil
+        if let outcome { throw outcome }
+        return .object(Self.fields(of: attachment))
+    }
+
+    /// The attachment whose id starts with `prefix`. Errors: `not-found`, `invalid-argument`.
+    func resolve(_ prefix: String) throws(CowatchError) -> Attachment {
+        let matches = journal.attachments.filter { $0.id.hasPrefix(prefix) }
+        guard let first = matches.first else {
+            throw CowatchError(.notFound, "no attachment \(prefix) in the room (cowatch attachments lists them)")
+        }
+        guard matches.count == 1 else {
+            throw CowatchError(.invalidArgument, "\(prefix) names \(matches.count) attachments; give more digits")
+        }
+        return first
+    }
+
+    /// Where and as whom to transfer, for this session. Errors: `not-in-room`, `unsupported`.
+    func transferEndpoint() throws(CowatchError) -> TransferClient.Endpoint {
+        guard isJoined, let token = coordinator.token else {
+            throw CowatchError(.notInRoom, "not in the room (\(machine.state.name))")
+        }
+        guard coordinator.features.contains(WireFeature.journal) else {
+            throw CowatchError(.unsupported, "the room server keeps no attachments (it runs with --no-attachments, or is older)")
+        }
+        let security: RoomConnection.Security = room.tls
+            ? .tls(expected: CertificateFingerprint(text: linkFingerprint) ?? room.fingerprint, knownHosts: nil) : .plaintext
+        return TransferClient.Endpoint(
+            host: room.serverHost, port: room.serverPort, security: security, room: room.room, name: configuration.name,
+            token: token)
+    }
+
+    /// `attach`: hashes and uploads the file at `path`; returns the attachment once the server
+    /// has stored and announced it.
+    /// Errors: `not-in-room`, `unsupported`, `not-found` (no such file), `too-large`,
+    /// `quota-exceeded`, `hash-mismatch` (the file changed while sent), `io-error`, …
+    nonisolated func attach(path: String, name: String?, meta: JSONValue?) async throws(CowatchError) -> JSONValue {
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), !isDirectory.boolValue else {
+            throw CowatchError(.notFound, "no file \(path)")
+        }
+        guard let fileName = name ?? AttachmentName.sanitised((path as NSString).lastPathComponent) else {
+            throw CowatchError(.invalidArgument, "cannot make a file name of \(path); give one with --name")
+        }
+        _ = try await transferEndpoint()  // fail fast before reading 100 MB
+        let (id, size) = try TransferClient.hash(path: path)
+        guard size <= Attachment.maxBytes else {
+            throw CowatchError(.tooLarge, "attachments are at most 100 MiB; \(fileName) is \(Self.sizeText(size))")
+        }
+        let progress = ProgressReporter(events: events, id: id, name: fileName, direction: "upload", total: size)
+        do {
+            let attachment = try await withResume { () async throws(CowatchError) -> Attachment in
+                try await TransferClient.upload(
+                    path: path, id: id, size: size, name: fileName, meta: meta, to: try await self.transferEndpoint(),
+                    progress: progress.report)
+            }
+            progress.finished()
+            return .object(Self.fields(of: attachment))
+        } catch {
+            progress.failed(error)
+            throw error
+        }
+    }
+
+    /// `fetch`: downloads attachment `prefix` to `path` (a directory gets its name), resuming
+    /// what an earlier attempt left in `PATH.part`; returns where it is.
+    nonisolated func fetch(_ prefix: String, to path: String) async throws(CowatchError) -> JSONValue {
+        let attachment = try await resolve(prefix)
+        var isDirectory: ObjCBool = false
+        let target = FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) && isDirectory.boolValue
+            ? path + "/" + attachment.name : path
+        let resumedFrom = try await download(attachment, to: target)
+        var fields = Self.fields(of: attachment)
+        fields["path"] = .string(target)
+        fields["resumed_from"] = .number(Double(resumedFrom))
+        return .object(fields)
+    }
+
+    /// Downloads with progress events and resumes; returns the byte the successful attempt
+    /// started from (above 0 when it resumed an interrupted one).
+    nonisolated func download(_ attachment: Attachment, to target: String) async throws(CowatchError) -> Int {
+        let progress = ProgressReporter(
+            events: events, id: attachment.id, name: attachment.name, direction: "download", total: attachment.size)
+        do {
+            let start = try await withResume { () async throws(CowatchError) -> Int in
+                let start = try await TransferClient.download(
+                    attachment, to: target, from: try await self.transferEndpoint(), progress: progress.report)
+                progress.resumed(from: start)
+                return start
+            }
+            progress.finished()
+            return start
+        } catch {
+            progress.failed(error)
+            throw error
+        }
+    }
+
+    /// Runs `body` again after a broken link (`io-error`), up to `resumeAttempts` times, backing
+    /// off; every other error ends it at once.
+    nonisolated func withResume<T: Sendable>(_ body: () async throws(CowatchError) -> T) async throws(CowatchError) -> T {
+        var attempt = 0
+        while true {
+            do {
+                return try await body()
+            } catch {
+                attempt += 1
+                guard error.code == .ioError, attempt < Self.resumeAttempts, !Task.isCancelled else { throw error }
+                try? await Task.sleep(for: .milliseconds(250 * attempt))
+            }
+        }
+    }
+
+    // MARK: Subtitles
+
+    /// Fetches subtitle attachments as they are announced and adds them to the player, until
+    /// cancelled (the daemon's end). Failures are error events; the room carries on.
+    nonisolated func runSubtitleFetches() async {
+        for await attachment in subtitleQueue.stream {
+            do {
+                let directory = try await subtitleDirectory()
+                let target = directory + "/" + attachment.id.prefix(16) + "-" + attachment.name
+                if !FileManager.default.fileExists(atPath: target) { _ = try await download(attachment, to: target) }
+                try await addSubtitles(target, attachment)
+            } catch {
+                await publishError(CowatchError(error.code, "subtitles \(attachment.name): \(error.message)"))
+                await forgetSubtitles(attachment.id)
+            }
+        }
+        if let directory = await journal.cacheDirectory { try? FileManager.default.removeItem(atPath: directory) }
+    }
+
+    private func forgetSubtitles(_ id: String) { journal.subtitlesAdded.remove(id) }
+
+    private func subtitleDirectory() throws(CowatchError) -> String {
+        if let directory = journal.cacheDirectory { return directory }
+        var template = Array((NSTemporaryDirectory() + "cowatchd-subtitles-XXXXXX").utf8CString)
+        guard let made = template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }) else {
+            throw CowatchError(.ioError, "cannot make a directory for subtitles: \(String(cString: strerror(errno)))")
+        }
+        let directory = String(cString: made)
+        journal.cacheDirectory = directory
+        return directory
+    }
+
+    /// `sub-add`: selected, unless the person chose another subtitle track (one not from the room).
+    private func addSubtitles(_ path: String, _ attachment: Attachment) throws(CowatchError) {
+        let current = (try? player.getNode("current-tracks/sub")).map { $0 != .none } ?? false
+        let currentFile = try? player.getString("current-tracks/sub/external-filename")
+        let ours = currentFile.map { file in journal.cacheDirectory.map { file.hasPrefix($0) } ?? false } ?? false
+        let flag = !current || ours ? "select" : "auto"
+        do {
+            try player.command(["sub-add", path, flag, attachment.name])
+        } catch {
+            throw CowatchError(.playerError, "mpv refused the subtitles: \(error)")
+        }
+        logger.debug("subtitles added", metadata: ["cowatch.journal.name": "\(attachment.name)", "cowatch.journal.flag": "\(flag)"])
+    }
+}
+
+/// Publishes `attachment-progress` events for one transfer: at most every 0.25 s while it runs,
+/// and once when it ends.
+///
+/// Threading: any thread (called from the transfer's task).
+final class ProgressReporter: Sendable {
+    private struct State {
+        var lastAt = -Double.infinity
+        var resumedFrom = 0
+        var done = 0
+    }
+    private let events: EventHub
+    private let id: String
+    private let name: String
+    private let direction: String
+    private let total: Int
+    private let state = Locked(State())
+
+    init(events: EventHub, id: String, name: String, direction: String, total: Int) {
+        self.events = events
+        self.id = id
+        self.name = name
+        self.direction = direction
+        self.total = total
+    }
+
+    var report: TransferClient.Progress {
+        { [self] done, _ in
+            let now = monotonicNow()
+            let due = state.withLock { state -> Bool in
+                state.done = done
+                guard now - state.lastAt >= 0.25 else { return false }
+                state.lastAt = now
+                return true
+            }
+            if due { publish("running", done: done) }
+        }
+    }
+
+    func resumed(from offset: Int) { state.withLock { $0.resumedFrom = offset } }
+    func finished() { publish("done", done: total) }
+
+    func failed(_ error: CowatchError) {
+        publish("failed", done: state.withLock { $0.done }, extra: ["code": .string(error.code.rawValue), "message": .string(error.message)])
+    }
+
+    private func publish(_ stage: String, done: Int, extra: [String: JSONValue] = [:]) {
+        var fields: [String: JSONValue] = [
+            "id": .string(id), "name": .string(name), "direction": .string(direction), "done": .number(Double(done)),
+            "total": .number(Double(total)), "state": .string(stage),
+            "resumed_from": .number(Double(state.withLock { $0.resumedFrom })),
+        ]
+        fields.merge(extra) { $1 }
+        events.publish(ControlEvent(name: ControlEvent.Name.attachmentProgress, fields: fields))
+    }
+}

@@ -1,0 +1,205 @@
+import CowatchCore
+import Foundation
+import Logging
+import NIOCore
+import NIOPosix
+
+/// The daemon's side of the journal's transfers: one connection per upload or download, to the
+/// room server's port, under the same TLS pin as the room connection, proved by the session
+/// token the room's welcome gave (`TransferRequest`).
+///
+/// Files are streamed in chunks (`ContentFile.chunkBytes`) with back-pressure both ways and
+/// SHA-256 checked end to end: the server checks an upload before it announces it, and a
+/// download is checked here before it is renamed into place. A dropped transfer resumes from
+/// what arrived: the server keeps an interrupted upload's bytes, and a download keeps its
+/// `PATH.part`.
+///
+/// Threading: the functions may run concurrently from any task. Errors: `io-error` (the link;
+/// retried by the callers with `resumingRetries`), `tls-failed`, `certificate-mismatch`,
+/// `hash-mismatch`, and the server's refusals (`too-large`, `quota-exceeded`, `not-found`,
+/// `auth-failed`, `server-busy`, `rate-limited`, …) with its message.
+public enum TransferClient {
+    /// Where and as whom to transfer.
+    public struct Endpoint: Sendable {
+        public var host: String
+        public var port: Int
+        public var security: RoomConnection.Security
+        public var room: String
+        public var name: String
+        /// The session token of this participant's room connection.
+        public var token: String
+
+        public init(host: String, port: Int, security: RoomConnection.Security, room: String, name: String, token: String) {
+            self.host = host
+            self.port = port
+            self.security = security
+            self.room = room
+            self.name = name
+            self.token = token
+        }
+    }
+
+    /// Called with bytes done and the total, after each chunk.
+    public typealias Progress = @Sendable (_ done: Int, _ total: Int) -> Void
+
+    /// The SHA-256 (hex) and size of a local file, read in chunks.
+    public static func hash(path: String) throws(CowatchError) -> (id: String, size: Int) {
+        try ContentFile.hash(path: path)
+    }
+
+    /// Uploads the file at `path` (whose SHA-256 is `id` and size `size`) as `name`. Returns the
+    /// attachment as the room sees it (the server may have had the content already).
+    public static func upload(
+        path: String, id: String, size: Int, name: String, meta: JSONValue?, to endpoint: Endpoint, progress: Progress
+    ) async throws(CowatchError) -> Attachment {
+        let request = TransferRequest(
+            room: endpoint.room, name: endpoint.name, token: endpoint.token, kind: .upload, id: id, size: size,
+            fileName: name, meta: meta)
+        return try await connected(endpoint) { inbound, outbound in
+            try await outbound.write(ByteBuffer(bytes: ClientMessage.transfer(request).encoded()))
+            var reader = LineReader(inbound)
+            switch try await reader.message() {
+            case .transferDone(let attachment):
+                progress(size, size)
+                return attachment
+            case .transferReady(let offset, let total):
+                guard total == size else { throw CowatchError(.protocolViolation, "the server expects \(total) bytes, not \(size)") }
+                let file = try ContentReader(path: path, offset: offset)
+                while file.offset < size {
+                    let chunk = try file.next(limit: min(ContentFile.chunkBytes, size - file.offset))
+                    guard chunk.readableBytes > 0 else { throw CowatchError(.ioError, "\(path) shrank while it was sent") }
+                    try await outbound.write(chunk)
+                    progress(file.offset, size)
+                }
+                guard case .transferDone(let attachment) = try await reader.message() else {
+                    throw CowatchError(.protocolViolation, "the server did not confirm the upload")
+                }
+                return attachment
+            default:
+                throw CowatchError(.protocolViolation, "unexpected answer to an upload")
+            }
+        }
+    }
+
+    /// Downloads `attachment` to `path` (through `path.part`, resumed if it exists) and checks
+    /// its SHA-256. Returns the byte it resumed from.
+    @discardableResult
+    public static func download(
+        _ attachment: Attachment, to path: String, from endpoint: Endpoint, progress: Progress
+    ) async throws(CowatchError) -> Int {
+        let partial = path + ".part"
+        let writer = try ContentWriter(path: partial, size: attachment.size, resume: true)
+        let start = writer.written
+        let request = TransferRequest(
+            room: endpoint.room, name: endpoint.name, token: endpoint.token, kind: .download, id: attachment.id,
+            offset: start)
+        try await connected(endpoint) { inbound, outbound in
+            try await outbound.write(ByteBuffer(bytes: ClientMessage.transfer(request).encoded()))
+            var reader = LineReader(inbound)
+            guard case .transferReady(let offset, let size) = try await reader.message() else {
+                throw CowatchError(.protocolViolation, "unexpected answer to a download")
+            }
+            guard offset == start, size == attachment.size else {
+                throw CowatchError(.protocolViolation, "the server offers bytes \(offset)–\(size), not \(start)–\(attachment.size)")
+            }
+            if let rest = reader.leftover { try writer.append(rest) }
+            while !writer.isComplete {
+                guard let chunk = try await reader.chunk() else {
+                    throw CowatchError(.ioError, "the transfer broke off at \(writer.written) of \(size) bytes")
+                }
+                try writer.append(chunk)
+                progress(writer.written, size)
+            }
+        }
+        guard writer.digest() == attachment.id else {
+            unlink(partial)
+            throw CowatchError(.hashMismatch, "\(attachment.name) arrived with another SHA-256 than announced; discarded")
+        }
+        guard rename(partial, path) == 0 else {
+            throw CowatchError(.ioError, "cannot move \(partial) to \(path): \(String(cString: strerror(errno)))")
+        }
+        progress(attachment.size, attachment.size)
+        return start
+    }
+
+    /// Runs `body` on a new connection to the endpoint (TLS pinned as configured).
+    static func connected<Result: Sendable>(
+        _ endpoint: Endpoint,
+        _ body: (NIOAsyncChannelInboundStream<ByteBuffer>, NIOAsyncChannelOutboundWriter<ByteBuffer>) async throws -> Result
+    ) async throws(CowatchError) -> Result {
+        let tls: PinnedTLS.Client?
+        if case .tls(let expected, let knownHosts) = endpoint.security {
+            tls = try PinnedTLS.Client(host: endpoint.host, port: endpoint.port, expected: expected, knownHosts: knownHosts)
+        } else {
+            tls = nil
+        }
+        do {
+            let channel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+                .connectTimeout(.seconds(5))
+                .connect(host: endpoint.host, port: endpoint.port) { channel in
+                    channel.eventLoop.makeCompletedFuture {
+                        try tls?.addHandlers(to: channel)
+                        return try NIOAsyncChannel<ByteBuffer, ByteBuffer>(wrappingChannelSynchronously: channel)
+                    }
+                }
+            return try await channel.executeThenClose { inbound, outbound in
+                _ = try await tls?.handshake()
+                return try await body(inbound, outbound)
+            }
+        } catch let error as CowatchError {
+            throw error
+        } catch {
+            throw tls?.describe(error) ?? CowatchError(.ioError, "transfer to \(endpoint.host):\(endpoint.port): \(RoomConnection.describeConnectFailure(error))")
+        }
+    }
+
+    /// Reads the server's lines (bounded) and the raw bytes after them.
+    struct LineReader {
+        static let maxLineBytes = 16_384
+        var iterator: NIOAsyncChannelInboundStream<ByteBuffer>.AsyncIterator
+        /// Bytes that came after the last line read, in the same chunk.
+        var leftover: ByteBuffer?
+
+        init(_ inbound: NIOAsyncChannelInboundStream<ByteBuffer>) {
+            iterator = inbound.makeAsyncIterator()
+        }
+
+        /// The next line as a server message; an `error` is thrown as the error it names.
+        mutating func message() async throws -> ServerMessage {
+            var line: [UInt8] = []
+            while true {
+                var buffer: ByteBuffer
+                if let rest = leftover {
+                    buffer = rest
+                    leftover = nil
+                } else {
+                    guard let chunk = try await iterator.next() else {
+                        throw CowatchError(.ioError, "the room server closed the transfer")
+                    }
+                    buffer = chunk
+                }
+                let view = buffer.readableBytesView
+                if let newline = view.firstIndex(of: UInt8(ascii: "\n")) {
+                    line += view[view.startIndex..<newline]
+                    buffer.moveReaderIndex(forwardBy: newline - view.startIndex + 1)
+                    if buffer.readableBytes > 0 { leftover = buffer }
+                    break
+                }
+                line += view
+                guard line.count <= Self.maxLineBytes else { throw CowatchError(.protocolViolation, "the server sent an over-long line") }
+            }
+            let message = try ServerMessage.decode(line: line)
+            if case .error(let code, let text) = message { throw CowatchError(CowatchError.Code(rawValue: code), text) }
+            return message
+        }
+
+        /// The next chunk of raw bytes; nil when the server closed.
+        mutating func chunk() async throws -> ByteBuffer? {
+            if let rest = leftover {
+                leftover = nil
+                return rest
+            }
+            return try await iterator.next()
+        }
+    }
+}

@@ -1,0 +1,97 @@
+import ArgumentParser
+import CowatchClient
+import CowatchCore
+import Foundation
+
+/// `cowatch attach`, `attachments`, `detach` and `fetch`: the room's journal.
+
+/// Seconds a transfer may take before the CLI stops waiting (the daemon carries on).
+private let transferTimeout = 3600.0
+
+/// An absolute form of a path given on the command line (the daemon has another working directory).
+private func absolute(_ path: String) -> String {
+    let expanded = (path as NSString).expandingTildeInPath
+    return expanded.hasPrefix("/") ? expanded : FileManager.default.currentDirectoryPath + "/" + expanded
+}
+
+private func describe(_ attachment: JSONValue) -> String {
+    let size = attachment["size"]?.numberValue.map { Int($0) } ?? 0
+    let sizeText = size < 1_048_576 ? "\((size + 1023) / 1024) KiB" : String(format: "%.1f MiB", Double(size) / 1_048_576)
+    let id = attachment["id"]?.stringValue ?? "?"
+    return "\(id.prefix(12))  \(attachment["name"]?.stringValue ?? "?")  \(sizeText)  from \(attachment["participant"]?.stringValue ?? "?")"
+        + (attachment["meta"].flatMap { $0 == .null ? nil : "  \($0.jsonString)" } ?? "")
+}
+
+struct Attach: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Share a file (up to 100 MiB) with the room: everyone can fetch it, late joiners too; subtitles (.srt, .ass, .ssa, .vtt) are added to every player.",
+        discussion: "It stays after you leave, until you or someone detaches it or the room empties.")
+    @OptionGroup var connection: ConnectionOptions
+    @Argument(help: "The file.")
+    var file: String
+    @Option(help: "The name others see (default: the file's name).")
+    var name: String?
+    @Option(help: ArgumentHelp("Metadata, a JSON object, e.g. '{\"kind\":\"subtitles\"}'.", valueName: "JSON"))
+    var meta: String?
+
+    func run() throws {
+        var metaValue: JSONValue = .null
+        if let meta {
+            guard let parsed = try? JSONValue.parse(Array(meta.utf8)), parsed.objectValue != nil else {
+                throw ValidationError("--meta takes a JSON object, e.g. '{\"kind\":\"subtitles\"}'")
+            }
+            metaValue = parsed
+        }
+        let command = try ControlCommand(arguments: [
+            "attach", .string(absolute(file)), name.map(JSONValue.string) ?? .null, metaValue,
+        ])
+        let data = try connection.send(command, timeout: transferTimeout)
+        if connection.json { printJSON(data) } else { print("attached " + describe(data)) }
+    }
+}
+
+struct Attachments: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "List the room's attachments: id, name, size, who added it, metadata.")
+    @OptionGroup var connection: ConnectionOptions
+
+    func run() throws {
+        let data = try connection.send(.getAttachments)
+        if connection.json {
+            printJSON(data)
+            return
+        }
+        let list = data.arrayValue ?? []
+        if list.isEmpty { print("no attachments") }
+        for attachment in list { print(describe(attachment)) }
+    }
+}
+
+struct Detach: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Remove an attachment for everyone (by its id, or its first digits).")
+    @OptionGroup var connection: ConnectionOptions
+    @Argument(help: "The attachment's id (SHA-256), or at least its first 4 digits.")
+    var id: String
+
+    func run() throws {
+        let data = try connection.send(try ControlCommand(arguments: ["detach", .string(id)]))
+        if connection.json { printJSON(data) } else { print("detached " + describe(data)) }
+    }
+}
+
+struct Fetch: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Download an attachment (checked by its SHA-256; an interrupted download resumes).")
+    @OptionGroup var connection: ConnectionOptions
+    @Argument(help: "The attachment's id (SHA-256), or at least its first 4 digits.")
+    var id: String
+    @Option(name: .shortAndLong, help: "Where to put it: a file, or a directory (default: the current directory).")
+    var output: String?
+
+    func run() throws {
+        let command = try ControlCommand(arguments: [
+            "fetch", .string(id), .string(absolute(output ?? FileManager.default.currentDirectoryPath)),
+        ])
+        let data = try connection.send(command, timeout: transferTimeout)
+        if connection.json { printJSON(data) } else { print("fetched \(data["path"]?.stringValue ?? "?")") }
+    }
+}

@@ -89,6 +89,18 @@ public final class RawRoomClient {
         return nil
     }
 
+    /// Exactly `count` raw bytes (after any line read), or what came before `timeout` or the close.
+    public func readBytes(_ count: Int, timeout: Double = 5) -> [UInt8] {
+        let deadline = monotonicNow() + timeout
+        while buffer.count < count, monotonicNow() < deadline {
+            guard let chunk = readChunk() else { break }
+            if chunk.isEmpty { usleep(2_000) } else { buffer += chunk }
+        }
+        let taken = Array(buffer.prefix(count))
+        buffer.removeFirst(taken.count)
+        return taken
+    }
+
     /// Lines until one whose JSON `type` is `type` (nil if none in time).
     public func read(type: String, timeout: Double = 5) -> JSONValue? {
         let deadline = monotonicNow() + timeout

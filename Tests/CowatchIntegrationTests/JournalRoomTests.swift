@@ -109,7 +109,7 @@ struct JournalRoomTests {
         // Nothing else was lost: the first attachment is listed, and playback and chat go on.
         #expect(try room.clients[1].request(.getAttachments).arrayValue?.count == 1)
         _ = try room.clients[1].request(.pause)
-        #expect(try room.daemons[0].waitForStatus(timeout: 5) { $0.paused }.paused)
+        #expect(try room.clients[0].waitForStatus(timeout: 5) { $0.paused }.paused)
         _ = try room.clients[1].request(.chat("still here"))
         // Detaching frees the quota.
         let id = try room.clients[0].request(.getAttachments).arrayValue?.first?["id"]?.stringValue ?? ""

@@ -8,6 +8,8 @@ struct ControlProtocolTests {
         .play, .pause, .togglePause, .seek(seconds: 90, mode: .absolute), .seek(seconds: -5.5, mode: .relative),
         .speed(1.25), .getStatus, .getProperty("audio-pts"), .getParticipants, .leave, .join, .quit,
         .setRole(name: "bob", role: .operator), .setRole(name: "bob-2", role: .member), .kick(name: "eve.x"), .acceptOpen,
+        .attach(path: "/home/a/night.srt", name: nil, meta: nil), .attach(path: "/x y/z", name: "Z.ass", meta: ["kind": "subtitles"]),
+        .getAttachments, .detach("abcd"), .detach(String(repeating: "0f", count: 32)), .fetch(id: "12345678", path: "/tmp/out"),
     ]
 
     @Test("every command round-trips through its JSON line", arguments: everyCommand)
@@ -89,6 +91,14 @@ struct ControlProtocolTests {
         ("{\"command\": [\"kick\", \".hidden\"]}", .invalidArgument),
         ("{\"command\": [\"kick\", \"with space\"]}", .invalidArgument),
         ("{\"command\": [\"op\", \"\(String(repeating: "x", count: 33))\"]}", .invalidArgument),
+        ("{\"command\": [\"attach\", \"relative/path\"]}", .invalidArgument),
+        ("{\"command\": [\"attach\", \"/a\", \"..\"]}", .invalidArgument),
+        ("{\"command\": [\"attach\", \"/a\", null, [1]]}", .invalidArgument),
+        ("{\"command\": [\"attach\"]}", .wrongArgumentCount),
+        ("{\"command\": [\"detach\", \"xyz\"]}", .invalidArgument),
+        ("{\"command\": [\"detach\", \"abc\"]}", .invalidArgument),
+        ("{\"command\": [\"fetch\", \"abcd\"]}", .wrongArgumentCount),
+        ("{\"command\": [\"fetch\", \"abcd\", \"out\"]}", .invalidArgument),
     ]
 
     @Test("bad input gets the documented code", arguments: badLines)

@@ -29,8 +29,9 @@ struct Attach: ParsableCommand {
     @OptionGroup var connection: ConnectionOptions
     @Argument(help: "The file.")
     var file: String
-    @Option(help: "The name others see (default: the file's name).")
-    var name: String?
+    // `--name` picks the daemon, as for every command.
+    @Option(name: .customLong("as"), help: ArgumentHelp("The name others see (default: the file's name).", valueName: "NAME"))
+    var sharedName: String?
     @Option(help: ArgumentHelp("Metadata, a JSON object, e.g. '{\"kind\":\"subtitles\"}'.", valueName: "JSON"))
     var meta: String?
 
@@ -43,7 +44,7 @@ struct Attach: ParsableCommand {
             metaValue = parsed
         }
         let command = try ControlCommand(arguments: [
-            "attach", .string(absolute(file)), name.map(JSONValue.string) ?? .null, metaValue,
+            "attach", .string(absolute(file)), sharedName.map(JSONValue.string) ?? .null, metaValue,
         ])
         let data = try connection.send(command, timeout: transferTimeout)
         if connection.json { printJSON(data) } else { print("attached " + describe(data)) }

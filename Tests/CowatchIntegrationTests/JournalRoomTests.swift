@@ -46,7 +46,8 @@ struct JournalRoomTests {
 
         // The uploader leaves: the attachment stays in the room.
         _ = room.daemons[1].terminate()
-        try room.waitForParticipants(1, timeout: 10)
+        let left = try room.listeners[0].waitForEvent(named: "notice", timeout: 10) { $0.fields["action"] == "leave" }
+        #expect(left?.fields["participant"] == "bob")
         let carol = try room.add("carol")
         let listed = try runCowatch(["attachments", "--socket", room.daemons[carol].controlPath])
         #expect(listed.stdout.contains("big.bin") && listed.stdout.contains("from bob"), "\(listed.stdout) \(listed.stderr)")
@@ -54,7 +55,7 @@ struct JournalRoomTests {
         let output = directory + "/fetched"
         try FileManager.default.createDirectory(atPath: output, withIntermediateDirectories: true)
         let fetched = try runCowatch(["fetch", String(expected.prefix(10)), "-o", output, "--socket", room.daemons[carol].controlPath])
-        #expect(fetched.status == 0, "\(fetched.stderr)")
+        #expect(fetched.status == 0, "\(fetched.stderr) \(fetched.stdout)")
         #expect(try Self.sha256(output + "/big.bin") == expected)
         #expect(!FileManager.default.fileExists(atPath: output + "/big.bin.part"))
         // The room played on meanwhile.

@@ -102,7 +102,6 @@ public enum TransferClient {
             guard offset == start, size == attachment.size else {
                 throw CowatchError(.protocolViolation, "the server offers bytes \(offset)–\(size), not \(start)–\(attachment.size)")
             }
-            if let rest = reader.leftover { try writer.append(rest) }
             while !writer.isComplete {
                 guard let chunk = try await reader.chunk() else {
                     throw CowatchError(.ioError, "the transfer broke off at \(writer.written) of \(size) bytes")

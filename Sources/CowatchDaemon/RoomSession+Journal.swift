@@ -21,6 +21,8 @@ struct DaemonJournal {
 ///
 /// Threading: actor-isolated to `RoomSession`, except the `nonisolated` transfer methods.
 extension RoomSession {
+    /// Subtitle attachments larger than this are listed but not fetched by themselves.
+    static let maxSubtitleBytes = 16 * 1_048_576
     /// Transfer attempts on a broken link before giving up (each resumes where the last stopped).
     static let resumeAttempts = 5
 
@@ -34,7 +36,9 @@ extension RoomSession {
         if !history {
             showOnScreen("\(attachment.from) shared \(attachment.name) (\(Self.sizeText(attachment.size)))")
         }
-        if attachment.isSubtitles, configuration.autoSubtitles, !journal.subtitlesAdded.contains(attachment.id) {
+        if attachment.isSubtitles, configuration.autoSubtitles, !journal.subtitlesAdded.contains(attachment.id),
+            attachment.size <= Self.maxSubtitleBytes
+        {
             journal.subtitlesAdded.insert(attachment.id)
             subtitleQueue.continuation.yield(attachment)
         }
@@ -116,8 +120,10 @@ extension RoomSession {
     /// Errors: `not-in-room`, `unsupported`, `not-found` (no such file), `too-large`,
     /// `quota-exceeded`, `hash-mismatch` (the file changed while sent), `io-error`, …
     nonisolated func attach(path: String, name: String?, meta: JSONValue?) async throws(CowatchError) -> JSONValue {
-        var isDirectory: ObjCBool = false
-        guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), !isDirectory.boolValue else {
+        // A regular file only: a FIFO or a device would block or never end.
+        guard let type = (try? FileManager.default.attributesOfItem(atPath: path))?[.type] as? FileAttributeType,
+            type == .typeRegular
+        else {
             throw CowatchError(.notFound, "no file \(path)")
         }
         guard let fileName = name ?? AttachmentName.sanitised((path as NSString).lastPathComponent) else {

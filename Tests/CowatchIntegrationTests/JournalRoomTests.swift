@@ -174,6 +174,20 @@ struct JournalRoomTests {
         #expect(liar.read(type: "transfer_ready") != nil)
         liar.send(bytes: [UInt8](repeating: 7, count: 1000))
         #expect(liar.read(type: "error")?["code"] == "hash-mismatch")
+
+        // Hostile openings: a token that is not this participant's, and bytes before the go-ahead.
+        let stranger = try RawRoomClient(port: server.port)
+        stranger.send(.transfer(TransferRequest(
+            room: "r", name: "up", token: String(repeating: "0", count: 32) + "." + String(repeating: "0", count: 64),
+            kind: .download, id: id)))
+        #expect(stranger.read(type: "error")?["code"] == "auth-failed")
+        let eager = try RawRoomClient(port: server.port)
+        eager.send(bytes: request(.download).encoded() + [1, 2, 3])
+        #expect(eager.read(type: "error")?["code"] == "protocol-violation")
+        #expect(eager.isClosed(timeout: 5))
+        // The room lives on.
+        member.send(.timeRequest(id: 1, t1: 0))
+        #expect(member.read(type: "time_reply") != nil)
     }
 
     @Test("a daemon's fetch resumes from the partial file a broken transfer left; a corrupt one is caught by the hash")

@@ -55,9 +55,9 @@ public enum TransferClient {
         let request = TransferRequest(
             room: endpoint.room, name: endpoint.name, token: endpoint.token, kind: .upload, id: id, size: size,
             fileName: name, meta: meta)
-        return try await connected(endpoint) { inbound, outbound in
+        return try await connected(endpoint) { inbound, outbound, stamp in
             try await outbound.write(ByteBuffer(bytes: ClientMessage.transfer(request).encoded()))
-            var reader = LineReader(inbound)
+            var reader = LineReader(inbound, progress: stamp)
             switch try await reader.message() {
             case .transferDone(let attachment):
                 progress(size, size)
@@ -69,6 +69,7 @@ public enum TransferClient {
                     let chunk = try file.next(limit: min(ContentFile.chunkBytes, size - file.offset))
                     guard chunk.readableBytes > 0 else { throw CowatchError(.ioError, "\(path) shrank while it was sent") }
                     try await outbound.write(chunk)
+                    stamp.withLock { $0 = monotonicSeconds() }
                     progress(file.offset, size)
                 }
                 guard case .transferDone(let attachment) = try await reader.message() else {
@@ -93,9 +94,9 @@ public enum TransferClient {
         let request = TransferRequest(
             room: endpoint.room, name: endpoint.name, token: endpoint.token, kind: .download, id: attachment.id,
             offset: start)
-        try await connected(endpoint) { inbound, outbound in
+        try await connected(endpoint) { inbound, outbound, stamp in
             try await outbound.write(ByteBuffer(bytes: ClientMessage.transfer(request).encoded()))
-            var reader = LineReader(inbound)
+            var reader = LineReader(inbound, progress: stamp)
             guard case .transferReady(let offset, let size) = try await reader.message() else {
                 throw CowatchError(.protocolViolation, "unexpected answer to a download")
             }
@@ -121,10 +122,15 @@ public enum TransferClient {
         return start
     }
 
-    /// Runs `body` on a new connection to the endpoint (TLS pinned as configured).
+    /// Seconds without a byte moving (or an answer) before a transfer is given up as a broken
+    /// link (`io-error`, so callers resume it).
+    static let stallLimit = 30.0
+
+    /// Runs `body` on a new connection to the endpoint (TLS pinned as configured). `body` stamps
+    /// the clock it is given whenever bytes move; a link silent for `stallLimit` is closed.
     static func connected<Result: Sendable>(
         _ endpoint: Endpoint,
-        _ body: (NIOAsyncChannelInboundStream<ByteBuffer>, NIOAsyncChannelOutboundWriter<ByteBuffer>) async throws -> Result
+        _ body: (NIOAsyncChannelInboundStream<ByteBuffer>, NIOAsyncChannelOutboundWriter<ByteBuffer>, Locked<Double>) async throws -> Result
     ) async throws(CowatchError) -> Result {
         let tls: PinnedTLS.Client?
         if case .tls(let expected, let knownHosts) = endpoint.security {
@@ -141,10 +147,25 @@ public enum TransferClient {
                         return try NIOAsyncChannel<ByteBuffer, ByteBuffer>(wrappingChannelSynchronously: channel)
                     }
                 }
-            return try await channel.executeThenClose { inbound, outbound in
-                _ = try await tls?.handshake()
-                return try await body(inbound, outbound)
+            let progress = Locked(monotonicSeconds())
+            let result = try await withThrowingTaskGroup(of: Void.self) { group in
+                group.addTask {
+                    // The watchdog: a server that stops answering or moving bytes.
+                    while !Task.isCancelled {
+                        try await Task.sleep(for: .seconds(1))
+                        if monotonicSeconds() - progress.withLock({ $0 }) > stallLimit {
+                            channel.channel.close(promise: nil)
+                            return
+                        }
+                    }
+                }
+                defer { group.cancelAll() }
+                return try await channel.executeThenClose { inbound, outbound in
+                    _ = try await tls?.handshake()
+                    return try await body(inbound, outbound, progress)
+                }
             }
+            return result
         } catch let error as CowatchError {
             throw error
         } catch {
@@ -159,8 +180,12 @@ public enum TransferClient {
         /// Bytes that came after the last line read, in the same chunk.
         var leftover: ByteBuffer?
 
-        init(_ inbound: NIOAsyncChannelInboundStream<ByteBuffer>) {
+        /// Stamped whenever bytes arrive (the connection's watchdog reads it).
+        let progress: Locked<Double>
+
+        init(_ inbound: NIOAsyncChannelInboundStream<ByteBuffer>, progress: Locked<Double>) {
             iterator = inbound.makeAsyncIterator()
+            self.progress = progress
         }
 
         /// The next line as a server message; an `error` is thrown as the error it names.
@@ -175,6 +200,7 @@ public enum TransferClient {
                     guard let chunk = try await iterator.next() else {
                         throw CowatchError(.ioError, "the room server closed the transfer")
                     }
+                    progress.withLock { $0 = monotonicSeconds() }
                     buffer = chunk
                 }
                 let view = buffer.readableBytesView
@@ -198,7 +224,9 @@ public enum TransferClient {
                 leftover = nil
                 return rest
             }
-            return try await iterator.next()
+            let chunk = try await iterator.next()
+            progress.withLock { $0 = monotonicSeconds() }
+            return chunk
         }
     }
 }

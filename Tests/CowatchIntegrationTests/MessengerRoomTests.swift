@@ -59,6 +59,7 @@ struct MessengerRoomTests {
 
         // Every reply: accepted (success, or still queued at timeout) or refused while out of the room.
         var replies: [Int: String] = [:]
+        var reached: [Int: [String]] = [:]
         var buffer: [UInt8] = []
         let deadline = monotonicNow() + 60
         while replies.count < count, monotonicNow() < deadline {
@@ -71,6 +72,7 @@ struct MessengerRoomTests {
                     let error = object["error"]?.stringValue
                 else { continue }
                 replies[Int(id)] = error
+                reached[Int(id)] = object["data"]?["delivered"]?.arrayValue?.compactMap(\.stringValue)
             }
         }
         #expect(replies.count == count)
@@ -83,6 +85,9 @@ struct MessengerRoomTests {
             guard let event = try room.listeners[1].nextEvent(timeout: max(0.1, until - monotonicNow())) else { continue }
             if event.name == "message", let n = event.fields["payload"]?["n"]?.numberValue { received.append(Int(n)) }
         }
-        #expect(received == accepted, "received \(received.count), accepted \(accepted.count)")
+        let missing = Set(accepted).subtracting(received).sorted()
+        #expect(
+            received == accepted,
+            "received \(received.count), accepted \(accepted.count); the missing ones reached \(missing.map { reached[$0] ?? [] })")
     }
 }

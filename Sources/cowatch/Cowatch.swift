@@ -16,8 +16,8 @@ struct Cowatch: ParsableCommand {
         subcommands: [
             Play.self, Pause.self, Toggle.self, Seek.self, Speed.self, Status.self, Events.self, Participants.self,
             Leave.self, Join.self, End.self, Open.self, Accept.self, Ready.self, Unready.self, WaitForMe.self, Op.self,
-            Deop.self, Kick.self, InviteLink.self, Chat.self, Send.self, Attach.self, Attachments.self, Detach.self,
-            Fetch.self, GetProperty.self, Quit.self,
+            Deop.self, Kick.self, InviteLink.self, Chat.self, Send.self, OSD.self, Attach.self, Attachments.self,
+            Detach.self, Fetch.self, GetProperty.self, Quit.self,
         ])
 
     static func main() {

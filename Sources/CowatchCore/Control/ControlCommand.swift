@@ -46,13 +46,16 @@ public enum ControlCommand: Sendable, Hashable {
     case getChat
     /// (1.3) A messenger message to everyone (`to` nil) or to some.
     case sendMessage(SendMessageRequest)
-    /// (1.4) Share the file at `path` (absolute) with the room, as `name`, with `meta`.
+    /// (1.4) The room line: who is here, who is not ready, whom the group waits for; shown on
+    /// the OSD too (`cowatch osd`).
+    case showRoom
+    /// (1.5) Share the file at `path` (absolute) with the room, as `name`, with `meta`.
     case attach(path: String, name: String?, meta: JSONValue?)
-    /// (1.4) The room's attachments.
+    /// (1.5) The room's attachments.
     case getAttachments
-    /// (1.4) Remove an attachment for everyone (`id`: its SHA-256, or an unambiguous prefix).
+    /// (1.5) Remove an attachment for everyone (`id`: its SHA-256, or an unambiguous prefix).
     case detach(String)
-    /// (1.4) Download an attachment to `path` (absolute; a directory gets the attachment's name).
+    /// (1.5) Download an attachment to `path` (absolute; a directory gets the attachment's name).
     case fetch(id: String, path: String)
     case quit
 
@@ -119,6 +122,7 @@ public enum ControlCommand: Sendable, Hashable {
         case .chat: "chat"
         case .getChat: "get_chat"
         case .sendMessage: "send_message"
+        case .showRoom: "show_room"
         case .attach: "attach"
         case .getAttachments: "get_attachments"
         case .detach: "detach"
@@ -131,7 +135,7 @@ public enum ControlCommand: Sendable, Hashable {
     public static let names = [
         "play", "pause", "toggle_pause", "seek", "speed", "get_status", "get_property", "get_participants", "leave",
         "join", "end", "open", "ready", "unready", "wait_for_me", "op", "deop", "kick", "accept_open", "get_invite",
-        "chat", "get_chat", "send_message", "attach", "get_attachments", "detach", "fetch", "quit",
+        "chat", "get_chat", "send_message", "show_room", "attach", "get_attachments", "detach", "fetch", "quit",
     ]
 
     /// The command as the JSON array sent on the wire.
@@ -198,6 +202,7 @@ public enum ControlCommand: Sendable, Hashable {
         case "end": try expectCount(0...0); self = .end
         case "accept_open": try expectCount(0...0); self = .acceptOpen
         case "get_chat": try expectCount(0...0); self = .getChat
+        case "show_room": try expectCount(0...0); self = .showRoom
         case "get_attachments": try expectCount(0...0); self = .getAttachments
         case "attach":
             try expectCount(1...3)

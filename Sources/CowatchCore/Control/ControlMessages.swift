@@ -1,6 +1,6 @@
 /// The control protocol's version, reported by `get_status` as `protocol_version`.
 /// Bump the minor number for additions, the major one for anything that breaks a client.
-public let controlProtocolVersion = "1.4"
+public let controlProtocolVersion = "1.5"
 
 /// The longest request line the control socket accepts, in bytes (without the newline).
 /// A longer line gets a `line-too-long` reply and the connection is closed.
@@ -117,12 +117,12 @@ public struct ControlEvent: Sendable, Hashable {
         public static let chat = "chat"
         /// (1.3) A messenger message for us. Fields: `participant`, `topic`, `payload`, `reliable`.
         public static let message = "message"
-        /// (1.4) An attachment is in the room. Fields: `id`, `name`, `size`, `participant` (who
+        /// (1.5) An attachment is in the room. Fields: `id`, `name`, `size`, `participant` (who
         /// added it), `meta`, `history` (true when it was there before this daemon joined).
         public static let attachmentAdded = "attachment-added"
-        /// (1.4) An attachment was removed for everyone. Fields: `id`, `participant` (who).
+        /// (1.5) An attachment was removed for everyone. Fields: `id`, `participant` (who).
         public static let attachmentRemoved = "attachment-removed"
-        /// (1.4) A transfer of ours moved on. Fields: `id`, `name`, `direction` (`upload` or
+        /// (1.5) A transfer of ours moved on. Fields: `id`, `name`, `direction` (`upload` or
         /// `download`), `done`, `total` (bytes), `resumed_from` (bytes an interrupted transfer
         /// already had), `state` (`running`, `done`, `failed`; `code` and `message` when failed).
         public static let attachmentProgress = "attachment-progress"

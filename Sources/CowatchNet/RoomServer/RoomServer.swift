@@ -227,8 +227,9 @@ actor RoomHub {
         transferPlans.removeValue(forKey: id)
     }
 
+    /// A transfer connection left the handshake's admission, so this is said here.
     private func refuseEarlyBytes(_ id: Int) {
-        perform(sequencer.rejected(id, CowatchError(.protocolViolation, "bytes before transfer_ready"), now: monotonicSeconds()))
+        perform([.send(id, .error(code: CowatchError.Code.protocolViolation.rawValue, message: "bytes before transfer_ready")), .close(id)])
     }
 
     private func uploadFinished(_ id: Int, verified: Bool) {

@@ -45,7 +45,7 @@ enum ServerTransfer {
                 case .upload(let id, let size):
                     return try await receive(id: id, size: size, store: store, chunks: &chunks, outbound: outbound, progress: progress)
                 case .download(let id, let size, let offset):
-                    try await send(id: id, size: size, offset: offset, store: store, outbound: outbound, progress: progress)
+                    try await send(id: id, size: size, offset: offset, store: store, outbound: outbound, channel: channel, progress: progress)
                     return nil
                 }
             } catch {
@@ -75,15 +75,17 @@ enum ServerTransfer {
 
     private static func send(
         id: String, size: Int, offset: Int, store: AttachmentStore, outbound: NIOAsyncChannelOutboundWriter<ByteBuffer>,
-        progress: Locked<Double>
+        channel: any Channel, progress: Locked<Double>
     ) async throws {
         let reader = try ContentReader(path: store.path(of: id), offset: offset)
         try await outbound.write(ByteBuffer(bytes: ServerMessage.transferReady(offset: offset, size: size).encoded()))
+        var writer = WindowedWriter(channel: channel)
         while reader.offset < size {
-            let chunk = try reader.next(limit: min(ContentFile.chunkBytes, size - reader.offset))
+            let chunk = try reader.next(limit: min(ContentFile.chunkBytes, size - reader.offset), allocator: channel.allocator)
             guard chunk.readableBytes > 0 else { throw CowatchError(.ioError, "\(id) is shorter than \(size) bytes") }
-            try await outbound.write(chunk)
+            try await writer.write(chunk)
             progress.withLock { $0 = monotonicSeconds() }
         }
+        try await writer.drain()
     }
 }

@@ -55,7 +55,7 @@ public enum TransferClient {
         let request = TransferRequest(
             room: endpoint.room, name: endpoint.name, token: endpoint.token, kind: .upload, id: id, size: size,
             fileName: name, meta: meta)
-        return try await connected(endpoint) { inbound, outbound, stamp in
+        return try await connected(endpoint) { inbound, outbound, channel, stamp in
             try await outbound.write(ByteBuffer(bytes: ClientMessage.transfer(request).encoded()))
             var reader = LineReader(inbound, progress: stamp)
             switch try await reader.message() {
@@ -65,13 +65,15 @@ public enum TransferClient {
             case .transferReady(let offset, let total):
                 guard total == size else { throw CowatchError(.protocolViolation, "the server expects \(total) bytes, not \(size)") }
                 let file = try ContentReader(path: path, offset: offset)
+                var writer = WindowedWriter(channel: channel)
                 while file.offset < size {
-                    let chunk = try file.next(limit: min(ContentFile.chunkBytes, size - file.offset))
+                    let chunk = try file.next(limit: min(ContentFile.chunkBytes, size - file.offset), allocator: channel.allocator)
                     guard chunk.readableBytes > 0 else { throw CowatchError(.ioError, "\(path) shrank while it was sent") }
-                    try await outbound.write(chunk)
+                    try await writer.write(chunk)
                     stamp.withLock { $0 = monotonicSeconds() }
                     progress(file.offset, size)
                 }
+                try await writer.drain()
                 guard case .transferDone(let attachment) = try await reader.message() else {
                     throw CowatchError(.protocolViolation, "the server did not confirm the upload")
                 }
@@ -94,7 +96,7 @@ public enum TransferClient {
         let request = TransferRequest(
             room: endpoint.room, name: endpoint.name, token: endpoint.token, kind: .download, id: attachment.id,
             offset: start)
-        try await connected(endpoint) { inbound, outbound, stamp in
+        try await connected(endpoint) { inbound, outbound, _, stamp in
             try await outbound.write(ByteBuffer(bytes: ClientMessage.transfer(request).encoded()))
             var reader = LineReader(inbound, progress: stamp)
             guard case .transferReady(let offset, let size) = try await reader.message() else {
@@ -130,7 +132,9 @@ public enum TransferClient {
     /// the clock it is given whenever bytes move; a link silent for `stallLimit` is closed.
     static func connected<Result: Sendable>(
         _ endpoint: Endpoint,
-        _ body: (NIOAsyncChannelInboundStream<ByteBuffer>, NIOAsyncChannelOutboundWriter<ByteBuffer>, Locked<Double>) async throws -> Result
+        _ body: (
+            NIOAsyncChannelInboundStream<ByteBuffer>, NIOAsyncChannelOutboundWriter<ByteBuffer>, any Channel, Locked<Double>
+        ) async throws -> Result
     ) async throws(CowatchError) -> Result {
         let tls: PinnedTLS.Client?
         if case .tls(let expected, let knownHosts) = endpoint.security {
@@ -162,7 +166,7 @@ public enum TransferClient {
                 defer { group.cancelAll() }
                 return try await channel.executeThenClose { inbound, outbound in
                     _ = try await tls?.handshake()
-                    return try await body(inbound, outbound, progress)
+                    return try await body(inbound, outbound, channel.channel, progress)
                 }
             }
             return result

@@ -152,7 +152,18 @@ extension RoomSession {
     /// `fetch`: downloads attachment `prefix` to `path` (a directory gets its name), resuming
     /// what an earlier attempt left in `PATH.part`; returns where it is.
     nonisolated func fetch(_ prefix: String, to path: String) async throws(CowatchError) -> JSONValue {
-        let attachment = try await resolve(prefix)
+        // An attachment just added elsewhere may still be on its way here: wait for it a moment.
+        var attachment: Attachment
+        let deadline = monotonicNow() + 3
+        while true {
+            do {
+                attachment = try await resolve(prefix)
+                break
+            } catch {
+                guard error.code == .notFound, monotonicNow() < deadline else { throw error }
+                try? await Task.sleep(for: .milliseconds(50))
+            }
+        }
         var isDirectory: ObjCBool = false
         let target = FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) && isDirectory.boolValue
             ? path + "/" + attachment.name : path

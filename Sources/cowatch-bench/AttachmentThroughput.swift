@@ -67,6 +67,15 @@ struct AttachmentThroughput: ParsableCommand {
                 upload.append(bytes / (monotonicNow() - started))
                 guard let id = attached["id"]?.stringValue else { throw TestFailure("no id: \(attached)") }
 
+                // Every receiver has heard of it (the announcement follows the upload's answer).
+                for index in 1...count {
+                    let until = monotonicNow() + 10
+                    while monotonicNow() < until,
+                        !(try room.clients[index].request(.getAttachments).arrayValue ?? []).contains(where: { $0["id"]?.stringValue == id })
+                    {
+                        sleepSeconds(0.02)
+                    }
+                }
                 // Every receiver fetches at once, each from its own thread and client.
                 let finished = Locked(0)
                 let failures = Locked<[String]>([])

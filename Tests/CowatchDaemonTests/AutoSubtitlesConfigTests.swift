@@ -1,0 +1,28 @@
+import CowatchDaemon
+import Testing
+
+@Suite("--auto-subtitles: flag, environment, config file")
+struct AutoSubtitlesConfigTests {
+    static let environment = ["HOME": "/nonexistent", "XDG_CONFIG_HOME": "/nonexistent"]
+
+    static func flags() -> DaemonFlags {
+        var flags = DaemonFlags()
+        flags.media = "night.mkv"
+        flags.name = "alice"
+        flags.control = "/tmp/cowatch-auto-subtitles-test.sock"
+        return flags
+    }
+
+    @Test("on by default; COWATCH_AUTO_SUBTITLES turns it off; the flag wins over the environment")
+    func sources() async throws {
+        #expect(try await DaemonConfiguration.load(flags: Self.flags(), environment: Self.environment).autoSubtitles)
+        var off = Self.environment
+        off["COWATCH_AUTO_SUBTITLES"] = "false"
+        #expect(try await !DaemonConfiguration.load(flags: Self.flags(), environment: off).autoSubtitles)
+        var flags = Self.flags()
+        flags.autoSubtitles = true
+        #expect(try await DaemonConfiguration.load(flags: flags, environment: off).autoSubtitles)
+        flags.autoSubtitles = false
+        #expect(try await !DaemonConfiguration.load(flags: flags, environment: Self.environment).autoSubtitles)
+    }
+}

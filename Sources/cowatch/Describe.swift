@@ -80,6 +80,18 @@ enum Describe {
         case ControlEvent.Name.message:
             let payload = event.fields["payload"].map { $0.jsonString } ?? "null"
             return "message from \(event.fields["participant"]?.stringValue ?? "?") on \(event.fields["topic"]?.stringValue ?? "?"): \(payload)"
+        case ControlEvent.Name.attachmentAdded:
+            let earlier = event.fields["history"] == true ? " (earlier)" : ""
+            let id = event.fields["id"]?.stringValue?.prefix(12) ?? "?"
+            return "\(event.fields["participant"]?.stringValue ?? "?") shared \(event.fields["name"]?.stringValue ?? "?") (\(id))\(earlier)"
+        case ControlEvent.Name.attachmentRemoved:
+            return "\(event.fields["participant"]?.stringValue ?? "?") removed \(event.fields["name"]?.stringValue ?? event.fields["id"]?.stringValue ?? "?")"
+        case ControlEvent.Name.attachmentProgress:
+            let done = event.fields["done"]?.numberValue ?? 0
+            let total = max(1, event.fields["total"]?.numberValue ?? 1)
+            let state = event.fields["state"]?.stringValue ?? "running"
+            let detail = state == "failed" ? " failed: \(event.fields["message"]?.stringValue ?? "?")" : " \(Int(done * 100 / total))%"
+            return "\(event.fields["direction"]?.stringValue ?? "transfer") \(event.fields["name"]?.stringValue ?? "?")\(detail)"
         default:
             return "\(event.name): \(JSONValue.object(event.fields).jsonString)"
         }

@@ -296,6 +296,9 @@ public struct RoomCoordinator: Sendable {
             return messageReceived(message)
         case .messageAck(let id, let delivered):
             return messageAcknowledged(id, delivered: delivered)
+        case .redirect:
+            // Before any challenge: the daemon's connection loop follows it (ClusterRoute).
+            return []
         case .unsupported:
             // The server does not know something we sent: nothing to undo.
             return []

@@ -28,12 +28,15 @@ public struct RoomServer: Service {
     private let identity: ServerIdentity?
     private let logger: Logger
     private let onBound: (@Sendable (String, Int) -> Void)?
+    private let cluster: ClusterConfiguration?
 
     /// - Parameter identity: the TLS certificate and key; nil serves plaintext (`--no-tls`).
+    /// - Parameter cluster: share rooms with other servers through Redis (see `ClusterGate`).
     public init(
         host: String, port: Int, configuration: RoomSequencer.Configuration = .init(), state: RoomServerState? = nil,
-        identity: ServerIdentity?, logger: Logger, onBound: (@Sendable (String, Int) -> Void)? = nil
+        identity: ServerIdentity?, cluster: ClusterConfiguration? = nil, logger: Logger, onBound: (@Sendable (String, Int) -> Void)? = nil
     ) {
+        self.cluster = cluster
         self.identity = identity
         self.host = host
         self.port = port
@@ -72,10 +75,12 @@ public struct RoomServer: Service {
             records = try state.loadRecords()
         }
         let sequencer = RoomSequencer(configuration: configuration, records: records, now: monotonicSeconds())
-        let hub = RoomHub(sequencer: sequencer, state: state, logger: logger)
+        let gate = cluster.map { ClusterGate(configuration: $0, logger: logger) }
+        let hub = RoomHub(sequencer: sequencer, state: state, cluster: gate, logger: logger)
         try await withShutdownClosing(server.channel) {
             try await withThrowingDiscardingTaskGroup { group in
                 group.addTask { try? await hub.runTimers() }
+                if let gate { group.addTask { await gate.run(hub: hub) } }
                 try await server.executeThenClose { inbound in
                     for try await connection in inbound {
                         group.addTask { await hub.serve(connection) }
@@ -89,8 +94,10 @@ public struct RoomServer: Service {
 
 /// Owns the sequencer and the connections' outgoing queues.
 actor RoomHub {
-    private var sequencer: RoomSequencer
+    var sequencer: RoomSequencer
     private let state: RoomServerState?
+    /// In a cluster: places each connection's hello (serve, claim or redirect) before the sequencer sees it.
+    let cluster: ClusterGate?
     private let logger: Logger
     private var outgoing: [Int: ConnectionOutbox] = [:]
     /// Each connection's channel, to close it outright when its peer must go (a blocked write or
@@ -98,8 +105,9 @@ actor RoomHub {
     private var channels: [Int: any Channel] = [:]
     private var nextID = 0
 
-    init(sequencer: RoomSequencer, state: RoomServerState?, logger: Logger) {
+    init(sequencer: RoomSequencer, state: RoomServerState?, cluster: ClusterGate? = nil, logger: Logger) {
         self.sequencer = sequencer
+        self.cluster = cluster
         self.state = state
         self.logger = logger
     }
@@ -138,10 +146,15 @@ actor RoomHub {
                     }
                     group.addTask {
                         var framer = LineFramer(maxLineBytes: wireMaxLineBytes)
+                        var placed = self.cluster == nil
                         reading: for try await chunk in inbound {
                             for item in framer.feed(chunk.readableBytesView) {
                                 switch item {
                                 case .line(let line):
+                                    if !placed, let cluster = self.cluster {
+                                        guard let hello = await cluster.admit(line: line, from: id, hub: self) else { break reading }
+                                        placed = hello
+                                    }
                                     if await !self.handle(line: line, from: id) { break reading }
                                 case .tooLong:
                                     await self.refuseOverlong(id)
@@ -188,7 +201,7 @@ actor RoomHub {
         outgoing.removeValue(forKey: id)?.finish()
     }
 
-    private func perform(_ outputs: [RoomSequencer.Output]) {
+    func perform(_ outputs: [RoomSequencer.Output]) {
         for output in outputs {
             switch output {
             case .send(let id, let message), .sendMessage(let id, let message, _):

@@ -1,0 +1,123 @@
+import CowatchClient
+import CowatchCore
+import CowatchTestSupport
+import Foundation
+import Testing
+
+/// Three real `cowatch-server`s sharing a room directory in a real `redis-server`, and real
+/// daemons joining through different servers (one through a TCP balancer in front of all three).
+/// The servers share one certificate and token key, as a cluster must (see the README).
+@Suite("A cluster of room servers", .serialized)
+struct ClusterTests {
+    static let room = "cluster-room"
+    static let key = "cowatch:room:" + room
+
+    /// Three servers on ports of their own, sharing the first one's certificate and token key.
+    static func startServers(redis: RedisProcess, extra: [String] = []) throws -> [ServerProcess] {
+        let ports = (0..<3).map { _ in freeLoopbackPort() }
+        func start(_ index: Int, state: String? = nil) throws -> ServerProcess {
+            try ServerProcess(
+                port: ports[index],
+                extraArguments: ["--cluster", redis.url, "--advertise", "127.0.0.1:\(ports[index])"] + extra,
+                stateDirectory: state)
+        }
+        let first = try start(0)
+        var servers = [first]
+        for index in 1..<3 {
+            let state = first.stateDirectory + "-\(index)"
+            try FileManager.default.createDirectory(atPath: state, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+            for file in ["server-cert.pem", "server-key.pem", "token.key"] {
+                try FileManager.default.copyItem(atPath: first.stateDirectory + "/" + file, toPath: state + "/" + file)
+                try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: state + "/" + file)
+            }
+            servers.append(try start(index, state: state))
+        }
+        #expect(Set(servers.compactMap(\.fingerprint)).count == 1, "the cluster shares one certificate")
+        return servers
+    }
+
+    /// Polls `condition` every 50 ms for up to `timeout` seconds.
+    static func eventually(timeout: Double, _ condition: () throws -> Bool) rethrows -> Bool {
+        let deadline = monotonicNow() + timeout
+        while monotonicNow() < deadline {
+            if try condition() { return true }
+            sleepSeconds(0.05)
+        }
+        return try condition()
+    }
+
+    @Test(
+        "daemons joining through different servers meet on the room's owner; when it dies the room moves and plays on",
+        .enabled(if: RedisProcess.binary != nil, "redis-server is not installed: `make deps` (apt-get install redis-server) installs it"))
+    func roomMoves() throws {
+        let redis = try RedisProcess()
+        let servers = try Self.startServers(redis: redis)
+        let balancer = try LoopbackBalancer(backends: servers.map(\.port))
+        let room = try DaemonRoom(media: try TestMedia.audioVideo(), room: Self.room, venue: .hostedByFirst, probes: true)
+        defer {
+            room.stop()
+            for server in servers { server.terminate() }
+            balancer.close()
+        }
+        // alice comes through the balancer, which sends her first connection to the first server:
+        // it claims the room. bob and carol ask the other two, which redirect them to it.
+        let entries = [balancer.address, servers[1].address, servers[2].address]
+        for (name, entry) in zip(["alice", "bob", "carol"], entries) {
+            try room.add(name, arguments: ["--join", entry, "--room", Self.room], roomFlags: false)
+            if name == "alice" { #expect(try redis.command(["GET", Self.key]) == servers[0].address) }
+        }
+        try room.waitForParticipants(3)
+        #expect(try redis.command(["GET", Self.key]) == servers[0].address)
+        let ttl = Int(try redis.command(["PTTL", Self.key])) ?? -1
+        #expect(ttl > 0 && ttl <= 10_000, "the claim is a lease (PTTL \(ttl) ms)")
+
+        // A client that cannot follow redirects gets a clear refusal naming the owner.
+        let old = try RawRoomClient(tlsPort: servers[1].port)
+        old.send(.rawHello(room: Self.room, name: "old-daemon"))
+        let refusal = try #require(old.read(type: "error"))
+        #expect(refusal["code"]?.stringValue == "room-elsewhere")
+        #expect(refusal["message"]?.stringValue?.contains(servers[0].address) == true)
+        // One that can is told where to go.
+        let new = try RawRoomClient(tlsPort: servers[2].port)
+        new.send(.hello(.init(features: [WireFeature.cluster], room: Self.room, name: "new-daemon", client: "raw-test", nonce: RoomSecret.nonce())))
+        let redirect = try #require(new.read(type: "redirect"))
+        #expect(redirect["port"]?.numberValue == Double(servers[0].port))
+        old.close()
+        new.close()
+
+        try room.clients[1].request(.play)
+        _ = try room.expectNotices("play", actor: "bob", timeout: 10)
+        let together = room.settledSkew()
+        #expect(together < 0.05, "skew on the first owner \(together)")
+        sleepSeconds(2)
+        let beforeKill = try room.positions()
+
+        // The owner dies without a word; its lease runs out and the room moves.
+        kill(servers[0].process.processIdentifier, SIGKILL)
+        let killedAt = monotonicNow()
+        let newOwner = try Self.eventually(timeout: 30) {
+            let owner = try redis.command(["GET", Self.key])
+            return !owner.isEmpty && owner != servers[0].address
+        }
+        #expect(newOwner, "no other server claimed the room")
+        try room.waitForParticipants(3, timeout: 30)
+        let moved = monotonicNow() - killedAt
+        let owner = try redis.command(["GET", Self.key])
+        #expect([servers[1].address, servers[2].address].contains(owner))
+        print("cluster: room moved to \(owner) and all three daemons rejoined \(String(format: "%.2f", moved)) s after its owner was killed")
+        #expect(moved < 25, "the room took \(moved) s to move")
+
+        // The group resumed where it was (shared token key: the new owner trusts the resume),
+        // and plays on together.
+        let afterMove = try room.positions()
+        #expect(afterMove.allSatisfy { $0 > (beforeKill.min() ?? 0) }, "positions before \(beforeKill), after \(afterMove)")
+        for client in room.clients { #expect(try client.status().paused == false) }
+        let stillTogether = room.settledSkew()
+        #expect(stillTogether < 0.05, "skew on the new owner \(stillTogether)")
+
+        // Everyone leaves: the owner releases the room (no need to wait for the lease).
+        for daemon in room.daemons { daemon.terminate() }
+        let released = try Self.eventually(timeout: 15) { try redis.command(["EXISTS", Self.key]) == "0" }
+        #expect(released, "the empty room's claim was not released")
+    }
+}

@@ -1,3 +1,4 @@
+import CowatchClient
 import CowatchCore
 
 /// Following a cluster's redirects (see `ClusterRoute`): a server that does not host our room

@@ -1,3 +1,4 @@
+import CowatchClient
 import Foundation
 
 /// A TCP balancer on loopback, like the one in front of a cluster: each new connection goes to

@@ -1,3 +1,4 @@
+import CowatchClient
 import Foundation
 
 /// A real `redis-server` on a loopback port of its own, in a temporary directory, saving

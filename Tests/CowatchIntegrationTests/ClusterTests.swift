@@ -116,7 +116,7 @@ struct ClusterTests {
         #expect(stillTogether < 0.05, "skew on the new owner \(stillTogether)")
 
         // Everyone leaves: the owner releases the room (no need to wait for the lease).
-        for daemon in room.daemons { daemon.terminate() }
+        for daemon in room.daemons { _ = daemon.terminate() }
         let released = try Self.eventually(timeout: 15) { try redis.command(["EXISTS", Self.key]) == "0" }
         #expect(released, "the empty room's claim was not released")
     }

@@ -54,7 +54,8 @@ actor ClusterGate {
             logger.debug("room placed here", metadata: ["cowatch.cluster.room": "\(hello.room)"])
             return nil
         case .redirect(let target):
-            await perform(leases.ownedElsewhere(hello.room, live: await hub.clusterLiveRooms().contains(hello.room)), hub: hub)
+            let live = await hub.clusterLiveRooms().contains(hello.room)
+            await perform(leases.ownedElsewhere(hello.room, live: live), hub: hub)
             let address = RoomPlacement.text(of: target)
             logger.debug("room is elsewhere", metadata: ["cowatch.cluster.room": "\(hello.room)", "cowatch.cluster.owner": "\(address)"])
             guard hello.features.contains(WireFeature.cluster) else {
@@ -78,7 +79,8 @@ actor ClusterGate {
             let now = monotonicSeconds()
             let wait = min(0.5, max(0.02, (leases.nextDeadline() ?? now + 0.5) - now))
             do { try await Task.sleep(for: .seconds(wait)) } catch { break }
-            await perform(leases.tick(now: monotonicSeconds(), live: await hub.clusterLiveRooms()), hub: hub)
+            let live = await hub.clusterLiveRooms()
+            await perform(leases.tick(now: monotonicSeconds(), live: live), hub: hub)
         }
         // A graceful stop hands the rooms on at once instead of after their leases.
         for room in leases.rooms {

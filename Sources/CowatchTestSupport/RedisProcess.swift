@@ -53,7 +53,8 @@ public final class RedisProcess {
 
     public func stop() {
         if process.isRunning {
-            process.terminate()
+            // SIGKILL: it has nothing to save, and it may have inherited a blocked SIGTERM.
+            kill(process.processIdentifier, SIGKILL)
             process.waitUntilExit()
         }
         try? FileManager.default.removeItem(atPath: directory)

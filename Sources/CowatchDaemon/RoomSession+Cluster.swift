@@ -13,7 +13,7 @@ extension RoomSession {
     func clusterReceived(_ message: ServerMessage) throws {
         switch message {
         case .redirect(let name, let target):
-            guard name == room.room, !coordinator.isJoined else {
+            guard name == room.room, !isJoined else {
                 throw CowatchError(.protocolViolation, "the server redirected us out of place")
             }
             redirect = target

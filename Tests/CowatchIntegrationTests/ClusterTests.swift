@@ -22,6 +22,8 @@ struct ClusterTests {
                 stateDirectory: state)
         }
         let first = try start(0)
+        // The token key is written just after the server says where it listens.
+        _ = eventually(timeout: 10) { FileManager.default.fileExists(atPath: first.stateDirectory + "/token.key") }
         var servers = [first]
         for index in 1..<3 {
             let state = first.stateDirectory + "-\(index)"
@@ -100,7 +102,17 @@ struct ClusterTests {
             return !owner.isEmpty && owner != servers[0].address
         }
         #expect(newOwner, "no other server claimed the room")
-        try room.waitForParticipants(3, timeout: 30)
+        do {
+            try room.waitForParticipants(3, timeout: 30)
+        } catch {
+            // Say where everyone is before failing.
+            for index in room.daemons.indices {
+                let status = (try? room.roomStatus(index)).map { "\($0)" } ?? "?"
+                print("\(room.daemons[index].name): \(status)\n\(room.daemons[index].stderr.suffix(1500))")
+            }
+            for server in servers { print("\(server.address) log:\n" + ((try? String(contentsOfFile: server.logPath, encoding: .utf8)) ?? "").suffix(1500)) }
+            throw error
+        }
         let moved = monotonicNow() - killedAt
         let owner = try redis.command(["GET", Self.key])
         #expect([servers[1].address, servers[2].address].contains(owner))

@@ -97,7 +97,9 @@ struct RoomMessagesTests: SequencerTesting {
             .message(RoomMessage(id: 9, topic: "note", payload: payload, reliable: true, to: ["carol", "nobody"])), from: 1, now: 1)
         #expect(messages(outputs, to: 2).isEmpty)
         #expect(messages(outputs, to: 3) == [.message(RoomMessage(id: 9, topic: "note", payload: payload, reliable: true, from: "alice"))])
-        #expect(messages(outputs, to: 1) == [.messageAck(id: 9, delivered: ["carol"])])
+        // The acknowledgement waits for carol's copy to be written (DeliveryTrackerTests).
+        #expect(messages(outputs, to: 1).isEmpty)
+        #expect(outputs.last == .acknowledgeWhenWritten(.init(sender: 1, messageID: 9, recipients: [(3, "carol")])))
     }
 
     @Test("unreliable messages are droppable, unacknowledged, and silently dropped over budget; reliable ones are refused")
@@ -153,6 +155,51 @@ struct RoomMessagesTests: SequencerTesting {
         var other = copy
         other.from = "carol"
         #expect(coordinator.received(.message(other), now: 4) == [.message(other)])
+    }
+
+    @Test("after a reconnect queued messages wait for the others we were with, up to a grace")
+    func resendWaitsForPeers() throws {
+        func rejoin(_ coordinator: inout RoomCoordinator, participants: [String], now: Double) -> [RoomCoordinator.Action] {
+            _ = coordinator.connected(now: now)
+            _ = coordinator.received(.challenge(.init(protocolVersion: 3, features: [WireFeature.messages], nonce: String(repeating: "ab", count: 32), access: .open)), now: now)
+            let welcome = ServerMessage.Welcome(
+                name: "alice", room: "r", timeline: .initial(at: 0), participants: participants.map(Self.participant),
+                activity: Activity(url: "x"))
+            return coordinator.received(.welcome(welcome), now: now)
+        }
+        var coordinator = RoomCoordinator(name: "alice", room: "r", activity: Activity(url: "x"))
+        _ = rejoin(&coordinator, participants: ["alice", "bob"], now: 0)
+        let first = try coordinator.send(topic: "state", payload: "{}", reliable: true, to: nil, now: 1)
+        // The server restarts; we are back before bob.
+        _ = coordinator.connected(now: 2)
+        let early = try coordinator.send(topic: "state", payload: "{}", reliable: true, to: nil, now: 2.1)
+        #expect(early.actions.isEmpty, "nothing goes on a link not yet welcomed")
+        _ = coordinator.received(.challenge(.init(protocolVersion: 3, features: [WireFeature.messages], nonce: String(repeating: "cd", count: 32), access: .open)), now: 2.2)
+        let welcome = ServerMessage.Welcome(
+            name: "alice", room: "r", timeline: .initial(at: 0), participants: [Self.participant("alice")], activity: Activity(url: "x"))
+        #expect(Self.sent(coordinator.received(.welcome(welcome), now: 2.2)).isEmpty)
+        #expect(Self.sent(coordinator.tick(now: 3, sample: nil)).isEmpty)
+        let back = coordinator.received(.participants(["alice", "bob"].map(Self.participant)), now: 3.5)
+        #expect(Self.sent(back) == [first.id, early.id])
+
+        // Someone who does not come back holds them for the grace only.
+        _ = coordinator.connected(now: 10)
+        let third = try coordinator.send(topic: "state", payload: "{}", reliable: true, to: nil, now: 10)
+        _ = coordinator.received(.challenge(.init(protocolVersion: 3, features: [WireFeature.messages], nonce: String(repeating: "ef", count: 32), access: .open)), now: 10)
+        #expect(Self.sent(coordinator.received(.welcome(welcome), now: 10)).isEmpty)
+        #expect(Self.sent(coordinator.tick(now: 10 + RoomCoordinator.peersReturnGrace - 0.1, sample: nil)).isEmpty)
+        #expect(Self.sent(coordinator.tick(now: 10 + RoomCoordinator.peersReturnGrace, sample: nil)).contains(third.id))
+    }
+
+    static func participant(_ name: String) -> ParticipantInfo {
+        ParticipantInfo(name: name, state: "joined", status: .init(), role: .member)
+    }
+
+    /// The ids of the reliable messages sent by `actions`.
+    static func sent(_ actions: [RoomCoordinator.Action]) -> [Int] {
+        actions.compactMap { action -> Int? in
+            if case .send(.message(let message)) = action, message.reliable { message.id } else { nil }
+        }
     }
 
     @Test("without the server's chat feature the daemon refuses a chat line at once")

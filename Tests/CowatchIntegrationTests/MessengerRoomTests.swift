@@ -39,6 +39,24 @@ struct MessengerRoomTests {
         #expect(try quiet.roomStatus(1)["session"] == "joined")
     }
 
+    @Test("in the player window, c opens mpv's console for a chat line and Alt+o shows the room line")
+    func windowKeys() throws {
+        let room = try DaemonRoom(names: ["alice", "bob"], media: try TestMedia.audioVideo(), room: "keys")
+        defer { room.stop() }
+        let mpv = try room.daemons[0].playerProbe()
+        // Keys as a person presses them: c, the words, Enter (mpv's console runs the typed command).
+        _ = try mpv.request([.string("keypress"), .string("c")])
+        sleepSeconds(0.3)
+        for key in ["h", "i", "SPACE", "a", "l", "l", "ENTER"] { _ = try mpv.request([.string("keypress"), .string(key)]) }
+        let heard = try room.listeners[1].waitForEvent(named: "chat", timeout: 5)
+        #expect(heard?.fields["participant"] == "alice")
+        #expect(heard?.fields["text"] == "hi all")
+        // The room line: the same text `cowatch osd` prints.
+        _ = try mpv.request([.string("keypress"), .string("Alt+o")])
+        let printed = try runCowatch(["osd", "--socket", room.daemons[0].controlPath])
+        #expect(printed.stdout.contains("keys · 2 here: alice"), "\(printed.stdout) \(printed.stderr)")
+    }
+
     @Test("reliable messages arrive once and in order across a server restart")
     func acrossReconnect() throws {
         let room = try DaemonRoom(names: ["alice", "bob"], media: try TestMedia.audioVideo(), room: "relay")
@@ -59,6 +77,7 @@ struct MessengerRoomTests {
 
         // Every reply: accepted (success, or still queued at timeout) or refused while out of the room.
         var replies: [Int: String] = [:]
+        var reached: [Int: [String]] = [:]
         var buffer: [UInt8] = []
         let deadline = monotonicNow() + 60
         while replies.count < count, monotonicNow() < deadline {
@@ -71,6 +90,7 @@ struct MessengerRoomTests {
                     let error = object["error"]?.stringValue
                 else { continue }
                 replies[Int(id)] = error
+                reached[Int(id)] = object["data"]?["delivered"]?.arrayValue?.compactMap(\.stringValue)
             }
         }
         #expect(replies.count == count)
@@ -83,6 +103,9 @@ struct MessengerRoomTests {
             guard let event = try room.listeners[1].nextEvent(timeout: max(0.1, until - monotonicNow())) else { continue }
             if event.name == "message", let n = event.fields["payload"]?["n"]?.numberValue { received.append(Int(n)) }
         }
-        #expect(received == accepted, "received \(received.count), accepted \(accepted.count)")
+        let missing = Set(accepted).subtracting(received).sorted()
+        #expect(
+            received == accepted,
+            "received \(received.count), accepted \(accepted.count); the missing ones reached \(missing.map { reached[$0] ?? [] })")
     }
 }

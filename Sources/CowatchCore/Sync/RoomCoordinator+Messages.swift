@@ -1,8 +1,10 @@
 /// Chat and the messenger on the daemon's side (GroupSessionMessenger): requests, delivery and
 /// acknowledgements.
 ///
-/// Reliable messages are kept until the server acknowledges them and sent again, in order,
-/// after a reconnect; receivers drop a copy they have already delivered (by sender and id).
+/// Reliable messages are kept until the server acknowledges them (once written to each
+/// recipient) and sent again, in order, after a reconnect, when the others we were with are back
+/// too (at most `peersReturnGrace` later); receivers drop a copy they have already delivered (by
+/// sender and id).
 /// Unreliable ones are sent once and may be dropped under load. Nothing is replayed to a late
 /// joiner except the room's recent chat.
 ///
@@ -51,10 +53,24 @@ extension RoomCoordinator {
 
     /// Unreliable topics waiting at once at most (beyond, a new topic's message is dropped).
     static let maxUnreliableTopics = 64
+    /// Seconds after a rejoin that queued messages wait for the others we were with to be back.
+    /// "Everyone connected at send time" then still includes those the same outage dropped.
+    public static let peersReturnGrace = 5.0
+
+    /// Whether queued messages wait for peers after a reconnect (see `awaitedPeers`).
+    mutating func awaitingPeers(now: Double) -> Bool {
+        guard let awaited = awaitedPeers else { return false }
+        // Not welcomed back yet: nothing may go on the new link before its welcome.
+        guard let until = awaited.until else { return true }
+        if now < until, !awaited.names.isSubset(of: Set(participants.map(\.name))) { return true }
+        awaitedPeers = nil
+        return false
+    }
 
     /// Sends what our pace allows: reliable messages first, in order, then the newest
     /// unreliable message of each topic.
     mutating func flushMessages(now: Double) -> [Action] {
+        guard !awaitingPeers(now: now) else { return [] }
         var actions: [Action] = []
         for index in unacknowledged.indices where !unacknowledged[index].sent {
             guard messagePace.allow(bytes: unacknowledged[index].message.payload.utf8.count, now: now) else { return actions }

@@ -150,6 +150,9 @@ public struct RoomCoordinator: Sendable {
     var latestUnreliable: [String: RoomMessage] = [:]
     /// Our own pace for messages, under the server's budgets and flood guard.
     var messagePace = MessagePace()
+    /// After a reconnect: the others we were with, awaited (until a deadline) before our queued
+    /// messages go, so a server restart that brings everyone back in turn loses nobody's copy.
+    var awaitedPeers: (names: Set<String>, until: Double?)?
     /// Messages delivered lately ("from/id"), to drop a copy a sender's reconnect resent.
     var seenMessages: [String] = []
     var seenMessageSet: Set<String> = []
@@ -193,6 +196,7 @@ public struct RoomCoordinator: Sendable {
     /// Connection is up: say hello and start the clock burst. `fingerprint`: the server
     /// certificate's fingerprint as verified by TLS (`sha256:…`), empty without TLS.
     public mutating func connected(now: Double, fingerprint: String = "") -> [Action] {
+        if isJoined { awaitedPeers = (Set(participants.map(\.name)).subtracting([name]), nil) }
         // If we were in the room before, say where the group was, in case the server lost it.
         var resume: ClientMessage.Hello.Resume?
         if let timelines, let reference = referenceTime(atLocal: now) {
@@ -254,8 +258,10 @@ public struct RoomCoordinator: Sendable {
             policy = welcome.policy
             snappedSeq = nil
             readySentSeq = nil
-            // Reliable messages the last connection did not see acknowledged go again, in order.
+            // Reliable messages the last connection did not see acknowledged go again, in order,
+            // once the others are back (or the grace is over).
             for index in unacknowledged.indices { unacknowledged[index].sent = false }
+            if awaitedPeers != nil { awaitedPeers?.until = now + Self.peersReturnGrace }
             return [.joined(welcome), .participants(welcome.participants), .activity(welcome.activity)]
                 + flushMessages(now: now)
         case .applied(let timeline, let notice, let actionID, let newActivity):
@@ -286,7 +292,7 @@ public struct RoomCoordinator: Sendable {
             return [.notice(notice)]
         case .participants(let list):
             participants = list
-            return [.participants(list)]
+            return [.participants(list)] + (isJoined && awaitedPeers != nil ? flushMessages(now: now) : [])
         case .ended(let by):
             return [.ended(by: by)]
         case .error(let code, let message):

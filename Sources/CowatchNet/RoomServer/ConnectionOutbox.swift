@@ -7,7 +7,9 @@ import CowatchCore
 /// messages never delays a clock probe's answer or a pause. The lanes are bounded: a peer that
 /// stops reading fills the first (it is then dropped, as before); unreliable messages are
 /// refused beyond `droppableLimit` queued (dropped, nobody else waits); reliable ones beyond
-/// `secondLaneLimit` drop the peer too.
+/// `secondLaneLimit` drop the peer too. A marker (`pushMarker`) queued behind a reliable copy
+/// comes back with the batch that writes it, so the server acknowledges a message only once its
+/// copies are written (`RoomSequencer.DeliveryTracker`).
 ///
 /// Threading: any thread; `next()` has one consumer (the connection's writer).
 final class ConnectionOutbox: Sendable {
@@ -25,33 +27,64 @@ final class ConnectionOutbox: Sendable {
     static let secondLaneLimit = 1024
     static let droppableLimit = 64
 
+    /// What one write carries: messages (nil means "close after these") and the markers of the
+    /// reliable copies among them.
+    struct Batch {
+        var messages: [ServerMessage?] = []
+        var markers: [Int] = []
+        var isEmpty: Bool { messages.isEmpty && markers.isEmpty }
+    }
+
+    private enum Entry {
+        case message(ServerMessage)
+        case marker(Int)
+    }
+
     private struct State {
         var sync: [ServerMessage?] = []
-        var messages: [ServerMessage] = []
-        var waiter: CheckedContinuation<[ServerMessage?], Never>?
+        var messages: [Entry] = []
+        var waiter: CheckedContinuation<Batch, Never>?
         var finished = false
 
         var syncCount: Int { sync.count }
-        var messageCount: Int { messages.count }
+        /// Messages in the second lane (markers not counted).
+        var queuedMessages = 0
     }
 
     private let state = Locked(State())
 
     /// Queues `message`; nil in the sync lane means "close after what is queued".
     func push(_ message: ServerMessage?, lane: Lane) -> Outcome {
-        let (outcome, waiter, batch) = state.withLock { state -> (Outcome, CheckedContinuation<[ServerMessage?], Never>?, [ServerMessage?]) in
-            guard !state.finished else { return (.queued, nil, []) }
+        enqueue { state in
             switch lane {
             case .sync:
-                guard state.syncCount < Self.firstLaneLimit else { return (.full, nil, []) }
+                guard state.syncCount < Self.firstLaneLimit else { return .full }
                 state.sync.append(message)
             case .message, .droppable:
-                guard let message else { return (.queued, nil, []) }
+                guard let message else { return .queued }
                 let limit = lane == .droppable ? Self.droppableLimit : Self.secondLaneLimit
-                guard state.messageCount < limit else { return (lane == .droppable ? .dropped : .full, nil, []) }
-                state.messages.append(message)
+                guard state.queuedMessages < limit else { return lane == .droppable ? .dropped : .full }
+                state.messages.append(.message(message))
+                state.queuedMessages += 1
             }
-            guard let waiter = state.waiter else { return (.queued, nil, []) }
+            return .queued
+        }
+    }
+
+    /// Queues `token` behind the messages queued so far: `next()` returns it with the batch that
+    /// writes them. Markers do not count against the lane's limit (one follows each reliable copy).
+    func pushMarker(_ token: Int) {
+        _ = enqueue { state in
+            state.messages.append(.marker(token))
+            return .queued
+        }
+    }
+
+    private func enqueue(_ change: (inout State) -> Outcome) -> Outcome {
+        let (outcome, waiter, batch) = state.withLock { state -> (Outcome, CheckedContinuation<Batch, Never>?, Batch) in
+            guard !state.finished else { return (.queued, nil, Batch()) }
+            let outcome = change(&state)
+            guard outcome == .queued, let waiter = state.waiter else { return (outcome, nil, Batch()) }
             state.waiter = nil
             return (.queued, waiter, Self.take(&state))
         }
@@ -62,12 +95,12 @@ final class ConnectionOutbox: Sendable {
     /// What is queued, sync lane first, then up to `messagesPerBatch` messages (waits while empty). An empty result means finished;
     /// a nil element means "close now".
     /// Cancelling the waiting task finishes the outbox (a server shutting down).
-    func next() async -> [ServerMessage?] {
+    func next() async -> Batch {
         await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in
-                let ready = state.withLock { state -> [ServerMessage?]? in
-                    if state.syncCount + state.messageCount > 0 { return Self.take(&state) }
-                    if state.finished || Task.isCancelled { return [] }
+                let ready = state.withLock { state -> Batch? in
+                    if !state.sync.isEmpty || !state.messages.isEmpty { return Self.take(&state) }
+                    if state.finished || Task.isCancelled { return Batch() }
                     state.waiter = continuation
                     return nil
                 }
@@ -80,22 +113,36 @@ final class ConnectionOutbox: Sendable {
 
     /// No more messages; `next()` returns what is left, then empty.
     func finish() {
-        let waiter = state.withLock { state -> CheckedContinuation<[ServerMessage?], Never>? in
+        let waiter = state.withLock { state -> CheckedContinuation<Batch, Never>? in
             state.finished = true
             defer { state.waiter = nil }
             return state.waiter
         }
-        waiter?.resume(returning: [])
+        waiter?.resume(returning: Batch())
     }
 
     /// Messages written per batch at most: a sync message queued meanwhile waits for no more.
     static let messagesPerBatch = 16
 
-    private static func take(_ state: inout State) -> [ServerMessage?] {
-        let count = min(state.messages.count, messagesPerBatch)
-        let batch = state.sync + state.messages.prefix(count).map(Optional.some)
+    private static func take(_ state: inout State) -> Batch {
+        var batch = Batch(messages: state.sync)
         state.sync = []
-        state.messages.removeFirst(count)
+        var taken = 0
+        var written = 0
+        entries: for entry in state.messages {
+            switch entry {
+            case .message(let message):
+                if written == messagesPerBatch { break entries }
+                batch.messages.append(message)
+                written += 1
+            case .marker(let token):
+                // Markers follow their copies: one met before the cut belongs to this write.
+                batch.markers.append(token)
+            }
+            taken += 1
+        }
+        state.queuedMessages -= written
+        state.messages.removeFirst(taken)
         return batch
     }
 }

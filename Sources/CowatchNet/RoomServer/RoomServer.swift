@@ -86,6 +86,7 @@ public struct RoomServer: Service {
                         group.addTask { await hub.serve(connection) }
                     }
                 }
+                await hub.stopping()
                 group.cancelAll()
             }
         }
@@ -103,6 +104,11 @@ actor RoomHub {
     /// Each connection's channel, to close it outright when its peer must go (a blocked write or
     /// a peer that never sends would otherwise keep it open).
     private var channels: [Int: any Channel] = [:]
+    /// Reliable messages whose acknowledgement waits for their copies' writes.
+    private var deliveries = RoomSequencer.DeliveryTracker()
+    /// Set when the server shuts down: no more acknowledgements, since the connections end
+    /// before their copies are written and the senders must send those messages again.
+    private var isStopping = false
     private var nextID = 0
 
     init(sequencer: RoomSequencer, state: RoomServerState?, cluster: ClusterGate? = nil, logger: Logger) {
@@ -132,7 +138,7 @@ actor RoomHub {
                             if batch.isEmpty { break }
                             var buffer = ByteBuffer()
                             var close = false
-                            for message in batch {
+                            for message in batch.messages {
                                 guard let message else {
                                     close = true
                                     break
@@ -140,6 +146,7 @@ actor RoomHub {
                                 buffer.writeBytes(message.encoded())
                             }
                             if buffer.readableBytes > 0 { try await outbound.write(buffer) }
+                            if !batch.markers.isEmpty { await self.written(batch.markers, on: id) }
                             if close { break writing }
                         }
                         return .writer
@@ -179,6 +186,22 @@ actor RoomHub {
         perform(sequencer.disconnected(id, now: monotonicSeconds()))
         outgoing.removeValue(forKey: id)?.finish()
         channels[id] = nil
+        acknowledge(deliveries.ended(id))
+    }
+
+    /// A write that carried these markers completed.
+    private func written(_ tokens: [Int], on id: Int) {
+        acknowledge(tokens.compactMap { deliveries.written($0, to: id) })
+    }
+
+    /// The server is shutting down (see `isStopping`).
+    func stopping() {
+        isStopping = true
+    }
+
+    private func acknowledge(_ acks: [(RoomSequencer.ConnectionID, ServerMessage)]) {
+        guard !isStopping else { return }
+        perform(acks.map { .sendMessage($0.0, $0.1, reliable: true) })
     }
 
     /// Returns false when the connection must stop reading (it was closed).
@@ -214,6 +237,13 @@ actor RoomHub {
                     outgoing.removeValue(forKey: id)?.finish()
                     channels[id]?.close(promise: nil)
                 }
+            case .acknowledgeWhenWritten(let receipt):
+                let (token, due) = deliveries.expect(receipt)
+                for recipient in receipt.recipients {
+                    // A recipient already gone will report `ended` (or has): it is not named.
+                    outgoing[recipient.id]?.pushMarker(token)
+                }
+                acknowledge(due)
             case .close(let id):
                 finishOutgoing(id)
             case .saveRecords:

@@ -53,7 +53,7 @@ extension RoomSequencer {
         delivered.to = nil
         var outputs = recipients.map { Output.sendMessage($0.id, .message(delivered), reliable: message.reliable) }
         if message.reliable {
-            outputs.append(.sendMessage(id, .messageAck(id: message.id, delivered: recipients.map(\.name)), reliable: true))
+            outputs.append(.acknowledgeWhenWritten(DeliveryReceipt(sender: id, messageID: message.id, recipients: recipients)))
         }
         return outputs
     }

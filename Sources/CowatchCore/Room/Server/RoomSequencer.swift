@@ -73,6 +73,9 @@ public struct RoomSequencer: Sendable {
         /// Chat and messenger traffic: written after sync traffic; an unreliable message
         /// (`reliable` false) is dropped when the connection is behind.
         case sendMessage(ConnectionID, ServerMessage, reliable: Bool)
+        /// Answer a reliable message with `message_ack` once the copies queued just before (by
+        /// the preceding outputs) are written: the shell keeps a `DeliveryTracker`.
+        case acknowledgeWhenWritten(DeliveryReceipt)
         case close(ConnectionID)
         /// The rooms' records changed: save `records` (the shell keeps them on disk).
         case saveRecords

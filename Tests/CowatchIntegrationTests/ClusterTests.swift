@@ -133,6 +133,21 @@ struct ClusterTests {
         #expect(stillTogether < 0.05, "skew on the new owner \(stillTogether)")
         print("cluster: lease \(lease ?? 10) s: together again (skew \(String(format: "%.1f", stillTogether * 1000)) ms) \(String(format: "%.2f", monotonicNow() - killedAt)) s after the kill")
 
+        // The directory hands the room to the third server behind its owner's back (a partition
+        // healed, an operator's hand): the owner sees it at its next renewal and closes the room;
+        // the daemons come back, are sent to the third server, and it takes the room over.
+        let holder = try #require(servers.first { $0.address == owner })
+        let third = try #require(servers.dropFirst().first { $0.address != owner })
+        try redis.command(["SET", Self.key, third.address, "PX", "60000"])
+        let handedOver = try Self.eventually(timeout: 20) {
+            let ttl = Int(try redis.command(["PTTL", Self.key])) ?? -1
+            return ttl > 0 && ttl <= (lease ?? 10) * 1000 && (try? room.waitForParticipants(3, timeout: 0.1)) != nil
+        }
+        #expect(handedOver, "the third server did not take the room over")
+        #expect(try redis.command(["GET", Self.key]) == third.address)
+        let holderLog = (try? String(contentsOfFile: holder.logPath, encoding: .utf8)) ?? ""
+        #expect(holderLog.contains("no longer hosted here"), "the former owner did not close the room:\n\(holderLog.suffix(1000))")
+
         // Everyone leaves: the owner releases the room (no need to wait for the lease).
         for daemon in room.daemons { _ = daemon.terminate() }
         let released = try Self.eventually(timeout: 15) { try redis.command(["EXISTS", Self.key]) == "0" }

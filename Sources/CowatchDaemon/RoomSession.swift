@@ -192,6 +192,7 @@ actor RoomSession {
             publishSession()
             var end = await connectOnce()
             send = nil
+            if leaveRequested { redirect = nil }  // leaving wins over a redirect
             if let follow = followRedirect(&end) {
                 next = follow
                 continue

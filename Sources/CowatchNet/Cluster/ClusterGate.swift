@@ -105,6 +105,11 @@ actor ClusterGate {
             case .release(let room):
                 _ = try? await directory.release(room)
                 logger.debug("room released", metadata: ["cowatch.cluster.room": "\(room)"])
+                if leases.holds(room, now: monotonicSeconds()) {
+                    // A hello claimed it again while the release was on its way, and the release
+                    // may have deleted that claim: claim it once more (or give it up).
+                    await perform([.renew(room)], hub: hub)
+                }
             case .evict(let room):
                 logger.warning("room no longer hosted here; its participants reconnect", metadata: ["cowatch.cluster.room": "\(room)"])
                 await hub.clusterEvict(room)

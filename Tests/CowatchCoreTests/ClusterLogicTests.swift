@@ -149,3 +149,55 @@ struct ClusterLogicTests {
         #expect(route.hops == 0)
     }
 }
+
+@Suite("Cluster: room records in the directory")
+struct ClusterRecordTests: SequencerTesting {
+    static let record = RoomSequencer.RoomRecord(
+        verifier: RoomVerifier(salt: String(repeating: "1a", count: 16), key: String(repeating: "2b", count: 32)),
+        owner: "alice", ownerToken: String(repeating: "ab", count: 16), operators: ["bob": String(repeating: "cd", count: 16)])
+
+    @Test("a record survives the directory's JSON, with or without a secret")
+    func roundTrip() throws {
+        for record in [Self.record, RoomSequencer.RoomRecord(owner: "x", ownerToken: String(repeating: "0", count: 32))] {
+            let value = try JSONValue.parse(record.directoryJSON.encoded())
+            #expect(RoomSequencer.RoomRecord(directoryJSON: value) == record)
+        }
+    }
+
+    static let malformed: [String] = [
+        #"[]"#,
+        #"{"salt":"1a1a","key":"2b"}"#,
+        #"{"salt":"\#(String(repeating: "1a", count: 16))"}"#,
+        #"{"owner":"a b"}"#,
+        #"{"owner":"alice","owner_token":"not hex"}"#,
+        #"{"operators":{"bob":"short"}}"#,
+        #"{"operators":{"bad name":"\#(String(repeating: "cd", count: 16))"}}"#,
+        #"{"operators":[]}"#,
+    ]
+
+    @Test("a malformed record from the directory is refused", arguments: malformed)
+    func refused(text: String) throws {
+        #expect(RoomSequencer.RoomRecord(directoryJSON: try JSONValue.parse(Array(text.utf8))) == nil)
+    }
+
+    @Test("a moved room keeps its secret and its owner: the new server adopts the directory's record")
+    func adopted() {
+        var sequencer = RoomSequencer()
+        let taken = sequencer.adopt(Self.record, for: "r", now: 0)
+        #expect(taken)
+        _ = sequencer.connected(1, now: 0)
+        let greeting = sequencer.received(.hello(.init(room: "r", name: "mallory", nonce: RoomSecret.nonce())), from: 1, now: 0)
+        guard case .send(1, .challenge(let challenge))? = greeting.first else {
+            Issue.record("no challenge: \(greeting)")
+            return
+        }
+        // A stranger coming first cannot create the room anew: it needs the secret.
+        #expect(challenge.access == .secret(salt: Self.record.verifier!.salt))
+        #expect(sequencer.directoryRecord(of: "r") == nil)  // not live yet
+        // A live room is never replaced by the directory's copy.
+        var live = room(["alice", "bob"])
+        let replaced = live.adopt(Self.record, for: "r", now: 1)
+        #expect(!replaced)
+        #expect(live.directoryRecord(of: "r")?.owner == "alice")
+    }
+}

@@ -64,9 +64,11 @@ struct ClusterTests {
         }
         // alice comes through the balancer, which sends her first connection to the first server:
         // it claims the room. bob and carol ask the other two, which redirect them to it.
+        // A room with a secret: its verifier and roles must move with it.
+        let secretFile = try writeSecretFile("cluster secret\n", in: try makeTemporaryDirectory("cluster-secret"))
         let entries = [balancer.address, servers[1].address, servers[2].address]
         for (name, entry) in zip(["alice", "bob", "carol"], entries) {
-            try room.add(name, arguments: ["--join", entry, "--room", Self.room], roomFlags: false)
+            try room.add(name, arguments: ["--join", entry, "--room", Self.room, "--room-secret-file", secretFile], roomFlags: false)
             if name == "alice" { #expect(try redis.command(["GET", Self.key]) == servers[0].address) }
         }
         try room.waitForParticipants(3)
@@ -117,6 +119,10 @@ struct ClusterTests {
         let moved = monotonicNow() - killedAt
         let owner = try redis.command(["GET", Self.key])
         #expect([servers[1].address, servers[2].address].contains(owner))
+        // Whoever came back first, the room's creator owns it still: the new owner took the
+        // room's record (secret verifier, roles) from the directory.
+        #expect(try room.roomStatus(0)["role"] == "owner")
+        #expect(try room.roomStatus(1)["role"] == "member")
         print("cluster: lease \(lease ?? 10) s: room moved to \(owner) and all three daemons rejoined \(String(format: "%.2f", moved)) s after its owner was killed")
         // The lease, then a daemon's backoff (at most 2 s) and its join, with room to spare.
         #expect(moved < Double(lease ?? 10) + 15, "the room took \(moved) s to move")
@@ -147,6 +153,7 @@ struct ClusterTests {
         #expect(try redis.command(["GET", Self.key]) == third.address)
         let holderLog = (try? String(contentsOfFile: holder.logPath, encoding: .utf8)) ?? ""
         #expect(holderLog.contains("no longer hosted here"), "the former owner did not close the room:\n\(holderLog.suffix(1000))")
+        #expect(try room.roomStatus(0)["role"] == "owner")
 
         // Everyone leaves: the owner releases the room (no need to wait for the lease).
         for daemon in room.daemons { _ = daemon.terminate() }

@@ -15,6 +15,11 @@ actor ClusterGate {
     private let directory: RoomDirectory
     private var leases: RoomLeases
     private let logger: Logger
+    /// The records last shared with the directory, per room held here, and when.
+    private var shared: [String: (record: RoomSequencer.RoomRecord, at: Double)] = [:]
+    /// Seconds the directory keeps a room's record after its last change: as long as an empty
+    /// room's secret and roles are remembered (`RoomSequencer.Configuration.dormantRoomMemory`).
+    private let recordMemory: Double
 
     init(configuration: ClusterConfiguration, logger: Logger) {
         self.configuration = configuration
@@ -25,6 +30,7 @@ actor ClusterGate {
             me: configuration.advertise)
         self.leases = RoomLeases(configuration: configuration.leases)
         self.logger = logger
+        self.recordMemory = RoomSequencer.Configuration().dormantRoomMemory
     }
 
     /// One line of a connection whose hello is not placed yet: true when it was a hello to serve
@@ -52,6 +58,7 @@ actor ClusterGate {
         case .serve:
             leases.claimed(hello.room, sentAt: sentAt)
             logger.debug("room placed here", metadata: ["cowatch.cluster.room": "\(hello.room)"])
+            await adoptRecord(of: hello.room, hub: hub)
             return nil
         case .redirect(let target):
             let live = await hub.clusterLiveRooms().contains(hello.room)
@@ -69,6 +76,39 @@ actor ClusterGate {
             return .error(code: CowatchError.Code.serverBusy.rawValue, message: "the cluster's room directory did not answer a claim; try again")
         case .unavailable(let error):
             return .error(code: error.code.rawValue, message: error.message)
+        }
+    }
+
+    /// A room that comes here (new, or moved from a server that died) takes the record the
+    /// directory keeps of it — its secret's verifier and roles — unless it lives here already.
+    private func adoptRecord(of room: String, hub: RoomHub) async {
+        guard await !hub.clusterLiveRooms().contains(room) else { return }
+        do {
+            guard let text = try await directory.record(of: room) else { return }
+            guard let value = try? JSONValue.parse(Array(text.utf8)),
+                let record = RoomSequencer.RoomRecord(directoryJSON: value)
+            else {
+                logger.warning("ignoring a malformed room record in the directory", metadata: ["cowatch.cluster.room": "\(room)"])
+                return
+            }
+            await hub.clusterAdopt(record, for: room)
+        } catch {
+            logger.warning("cannot read a room's record", metadata: ["cowatch.cluster.room": "\(room)", "cowatch.cluster.error": "\(error.message)"])
+        }
+    }
+
+    /// After a renewal: the room's record goes to the directory when it changed, and again every
+    /// minute so it outlives the room by `recordMemory`.
+    private func shareRecord(of room: String, hub: RoomHub) async {
+        let now = monotonicSeconds()
+        guard let record = await hub.clusterRecord(of: room) else { return }
+        if let last = shared[room], last.record == record, now - last.at < 60 { return }
+        let text = String(decoding: record.directoryJSON.encoded(), as: UTF8.self)
+        do {
+            try await directory.saveRecord(room, text, ttl: recordMemory)
+            shared[room] = (record, now)
+        } catch {
+            logger.warning("cannot share a room's record", metadata: ["cowatch.cluster.room": "\(room)", "cowatch.cluster.error": "\(error.message)"])
         }
     }
 
@@ -102,7 +142,9 @@ actor ClusterGate {
                 }
                 let live = await hub.clusterLiveRooms().contains(room)
                 await perform(leases.renewed(room, held: held, sentAt: sentAt, live: live), hub: hub)
+                if held == true, live { await shareRecord(of: room, hub: hub) }
             case .release(let room):
+                shared[room] = nil
                 _ = try? await directory.release(room)
                 logger.debug("room released", metadata: ["cowatch.cluster.room": "\(room)"])
                 if leases.holds(room, now: monotonicSeconds()) {
@@ -111,6 +153,7 @@ actor ClusterGate {
                     await perform([.renew(room)], hub: hub)
                 }
             case .evict(let room):
+                shared[room] = nil
                 logger.warning("room no longer hosted here; its participants reconnect", metadata: ["cowatch.cluster.room": "\(room)"])
                 await hub.clusterEvict(room)
             }
@@ -121,6 +164,14 @@ actor ClusterGate {
 extension RoomHub {
     /// Rooms with members here.
     func clusterLiveRooms() -> Set<String> { sequencer.liveRooms }
+
+    /// The directory's record of a room that came here.
+    func clusterAdopt(_ record: RoomSequencer.RoomRecord, for room: String) {
+        sequencer.adopt(record, for: room, now: monotonicSeconds())
+    }
+
+    /// The record of a room that lives here, to share.
+    func clusterRecord(of room: String) -> RoomSequencer.RoomRecord? { sequencer.directoryRecord(of: room) }
 
     /// Answers a connection with `message` and closes it.
     func clusterRefuse(_ id: Int, _ message: ServerMessage) {

@@ -70,6 +70,29 @@ public struct RoomDirectory: Sendable {
         return owner
     }
 
+    /// Where a room's record (secret verifier, roles) is kept beside its claim.
+    static let recordPrefix = "cowatch:record:"
+    /// The longest record accepted from the directory.
+    static let maxRecordBytes = 16_384
+
+    /// The record kept for `room` (JSON text), nil when none.
+    public func record(of room: String) async throws(CowatchError) -> String? {
+        let reply = try await redis.send(["GET", Self.recordPrefix + room])
+        if case .bulk(nil) = reply { return nil }
+        guard case .bulk(let bytes?) = reply, bytes.count <= Self.maxRecordBytes else {
+            throw CowatchError(.protocolViolation, "redis: unexpected answer to GET: \(Self.describe(reply))")
+        }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// Keeps `room`'s record for `ttl` seconds (as long as an empty room's secret is remembered).
+    public func saveRecord(_ room: String, _ json: String, ttl: Double) async throws(CowatchError) {
+        let reply = try await redis.send(["SET", Self.recordPrefix + room, json, "PX", String(Self.milliseconds(ttl))])
+        guard case .simple("OK") = reply else {
+            throw CowatchError(.protocolViolation, "redis: unexpected answer to SET: \(Self.describe(reply))")
+        }
+    }
+
     static func milliseconds(_ seconds: Double) -> Int { max(1, Int((seconds * 1000).rounded())) }
 
     /// A reply in words, bounded (Redis error texts name what went wrong).

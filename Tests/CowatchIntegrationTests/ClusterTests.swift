@@ -162,6 +162,34 @@ struct ClusterTests {
     }
 }
 
+extension ClusterTests {
+    @Test(
+        "while Redis does not answer, hellos are refused as busy and daemons keep trying; they get in once it is back",
+        .enabled(if: RedisProcess.binary != nil, "redis-server is not installed: `make deps` (apt-get install redis-server) installs it"))
+    func directoryDown() throws {
+        let redis = try RedisProcess()
+        let port = freeLoopbackPort()
+        let server = try ServerProcess(
+            port: port, extraArguments: ["--no-tls", "--cluster", redis.url, "--advertise", "127.0.0.1:\(port)"])
+        let room = try DaemonRoom(media: try TestMedia.audioVideo(), room: "busy-room", venue: .hostedByFirst)
+        defer {
+            kill(redis.process.processIdentifier, SIGCONT)
+            room.stop()
+            server.terminate()
+        }
+        kill(redis.process.processIdentifier, SIGSTOP)
+        try room.add("dora", arguments: ["--join", server.address, "--room", "busy-room", "--no-tls"], roomFlags: false, waitJoined: false)
+        let refused = try Self.eventually(timeout: 10) {
+            try room.roomStatus(0)["last_error"]?["code"]?.stringValue == "server-busy"
+        }
+        #expect(refused, "\((try? room.roomStatus(0)).map { "\($0)" } ?? "?")")
+        #expect(try room.roomStatus(0)["session"] != "joined")
+        kill(redis.process.processIdentifier, SIGCONT)
+        try room.waitJoined(0, timeout: 15)
+        #expect(try redis.command(["GET", "cowatch:room:busy-room"]) == server.address)
+    }
+}
+
 /// `cowatch-server`'s cluster options are checked before it listens.
 @Suite("cowatch-server cluster options")
 struct ClusterOptionTests {

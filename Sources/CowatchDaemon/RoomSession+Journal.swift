@@ -110,8 +110,9 @@ extension RoomSession {
         }
         let security: RoomConnection.Security = room.tls
             ? .tls(expected: CertificateFingerprint(text: linkFingerprint) ?? room.fingerprint, knownHosts: nil) : .plaintext
+        // The server this session is joined to (in a cluster, the one that hosts the room).
         return TransferClient.Endpoint(
-            host: room.serverHost, port: room.serverPort, security: security, room: room.room, name: configuration.name,
+            host: route.target.host, port: route.target.port, security: security, room: room.room, name: configuration.name,
             token: token)
     }
 

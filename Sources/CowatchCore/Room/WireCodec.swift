@@ -378,6 +378,8 @@ extension ServerMessage {
             var object = attachment.fields
             object["type"] = "transfer_done"
             return .object(object)
+        case .redirect(let room, let target):
+            return ["type": "redirect", "room": .string(room), "host": .string(target.host), "port": .number(Double(target.port))]
         case .unsupported(let type):
             return ["type": "unsupported", "of": .string(type)]
         case .unknown(let type):
@@ -460,6 +462,14 @@ extension ServerMessage {
             return .transferReady(offset: offset, size: size)
         case "transfer_done":
             return .transferDone(try Attachment(wire: reader))
+        case "redirect":
+            let room = try reader.name("room", maxLength: 64)
+            guard let host = try reader.optionalString("host", maxLength: 253), RoomPlacement.isValid(host: host) else {
+                throw WireReader.violation("\"host\" must be a host name or an IP address")
+            }
+            let port = try reader.integer("port")
+            guard (1...65535).contains(port) else { throw WireReader.violation("\"port\" must be 1–65535") }
+            return .redirect(room: room, to: Endpoint(host: host, port: port))
         case "unsupported":
             return .unsupported(type: try reader.word("of"))
         case let other:

@@ -34,8 +34,12 @@ public enum WireFeature {
     /// connection of its own): files shared with the room, kept for late joiners. A server run
     /// with `--no-attachments` leaves it out.
     public static let journal = "journal"
+    /// Cluster redirects: a server that does not host the room answers the hello with
+    /// `redirect` (the owner's address) instead of a challenge. A client without it gets the
+    /// error `room-elsewhere` naming the owner instead.
+    public static let cluster = "cluster"
     /// Every feature this build speaks.
-    public static let all = [secretHMAC, roles, actionDeadline, chat, messages, journal]
+    public static let all = [secretHMAC, roles, actionDeadline, chat, messages, journal, cluster]
 }
 
 /// The longest line either side accepts: a messenger payload of 64 KiB, escaped (at most twice
@@ -591,6 +595,9 @@ public enum ServerMessage: Sendable, Hashable {
     case transferReady(offset: Int, size: Int)
     /// (transfer connection) The upload is stored (or was already) and announced to the room.
     case transferDone(Attachment)
+    /// (`cluster`) The answer to a hello for a room another server of the cluster hosts:
+    /// connect there (same room, secret and certificate). The server closes after this.
+    case redirect(room: String, to: Endpoint)
     /// "I do not know messages of this type"; the connection lives.
     case unsupported(type: String)
     /// A message of a type this build does not know (decoded, never sent).

@@ -194,6 +194,9 @@ public struct RoomCoordinator: Sendable {
 
     public var isJoined: Bool { timelines != nil }
 
+    /// The last `resume` sent and when (local time), for attempts that follow before a welcome.
+    private var lastResume: (ClientMessage.Hello.Resume, Double)?
+
     /// Connection is up: say hello and start the clock burst. `fingerprint`: the server
     /// certificate's fingerprint as verified by TLS (`sha256:…`), empty without TLS.
     public mutating func connected(now: Double, fingerprint: String = "") -> [Action] {
@@ -204,6 +207,12 @@ public struct RoomCoordinator: Sendable {
             let expected = timelines.expected(at: reference)
             let ruling = timelines.ruling(at: reference)
             resume = .init(position: max(0, expected.position), playing: ruling.playing || ruling.holding, rate: ruling.rate)
+            lastResume = resume.map { ($0, now) }
+        } else if timelines != nil, let (saved, at) = lastResume {
+            // A further attempt before any welcome (a redirect, a server that refused us): the
+            // clock estimate is gone, so carry the last resume forward on our own clock.
+            resume = saved
+            if saved.playing { resume?.position = saved.position + max(0, now - at) * saved.rate }
         }
         estimator.reset()
         outstandingProbes = [:]
@@ -246,6 +255,7 @@ public struct RoomCoordinator: Sendable {
             token = welcome.token
             role = welcome.role
             welcomed = true
+            lastResume = nil
             timelines = TimelinePair(welcome.timeline)
             participants = welcome.participants
             activity = welcome.activity
@@ -312,6 +322,9 @@ public struct RoomCoordinator: Sendable {
             return attachmentRemoved(id, by: by, requestID: requestID)
         case .transferReady, .transferDone:
             // Transfer-connection answers, never on the room connection: ignored.
+            return []
+        case .redirect:
+            // Before any challenge: the daemon's connection loop follows it (ClusterRoute).
             return []
         case .unsupported:
             // The server does not know something we sent: nothing to undo.
@@ -416,6 +429,7 @@ public struct RoomCoordinator: Sendable {
     /// After leaving or an end: forget the room, keep the activity and status for a later join.
     public mutating func reset() {
         timelines = nil
+        lastResume = nil
         participants = []
         pendingActions = [:]
         lastError = nil

@@ -28,12 +28,15 @@ public struct RoomServer: Service {
     private let identity: ServerIdentity?
     private let logger: Logger
     private let onBound: (@Sendable (String, Int) -> Void)?
+    private let cluster: ClusterConfiguration?
 
     /// - Parameter identity: the TLS certificate and key; nil serves plaintext (`--no-tls`).
+    /// - Parameter cluster: share rooms with other servers through Redis (see `ClusterGate`).
     public init(
         host: String, port: Int, configuration: RoomSequencer.Configuration = .init(), state: RoomServerState? = nil,
-        identity: ServerIdentity?, logger: Logger, onBound: (@Sendable (String, Int) -> Void)? = nil
+        identity: ServerIdentity?, cluster: ClusterConfiguration? = nil, logger: Logger, onBound: (@Sendable (String, Int) -> Void)? = nil
     ) {
+        self.cluster = cluster
         self.identity = identity
         self.host = host
         self.port = port
@@ -75,10 +78,12 @@ public struct RoomServer: Service {
         // Attachments live with their rooms: a fresh store each run.
         let store = try AttachmentStore(stateDirectory: state?.directory)
         defer { if state == nil { store.removeAll() } }
-        let hub = RoomHub(sequencer: sequencer, state: state, store: store, logger: logger)
+        let gate = cluster.map { ClusterGate(configuration: $0, logger: logger) }
+        let hub = RoomHub(sequencer: sequencer, state: state, store: store, cluster: gate, logger: logger)
         try await withShutdownClosing(server.channel) {
             try await withThrowingDiscardingTaskGroup { group in
                 group.addTask { try? await hub.runTimers() }
+                if let gate { group.addTask { await gate.run(hub: hub) } }
                 try await server.executeThenClose { inbound in
                     for try await connection in inbound {
                         group.addTask { await hub.serve(connection) }
@@ -93,8 +98,10 @@ public struct RoomServer: Service {
 
 /// Owns the sequencer and the connections' outgoing queues.
 actor RoomHub {
-    private var sequencer: RoomSequencer
+    var sequencer: RoomSequencer
     private let state: RoomServerState?
+    /// In a cluster: places each connection's hello (serve, claim or redirect) before the sequencer sees it.
+    let cluster: ClusterGate?
     private let logger: Logger
     private var outgoing: [Int: ConnectionOutbox] = [:]
     /// Each connection's channel, to close it outright when its peer must go (a blocked write or
@@ -110,8 +117,9 @@ actor RoomHub {
     let store: AttachmentStore
     private var transferPlans: [Int: ServerTransfer.Plan] = [:]
 
-    init(sequencer: RoomSequencer, state: RoomServerState?, store: AttachmentStore, logger: Logger) {
+    init(sequencer: RoomSequencer, state: RoomServerState?, store: AttachmentStore, cluster: ClusterGate? = nil, logger: Logger) {
         self.sequencer = sequencer
+        self.cluster = cluster
         self.state = state
         self.store = store
         self.logger = logger
@@ -152,12 +160,17 @@ actor RoomHub {
                     }
                     group.addTask {
                         var framer = LineFramer(maxLineBytes: wireMaxLineBytes)
+                        var placed = self.cluster == nil
                         var chunks = inbound.makeAsyncIterator()
                         reading: while let chunk = try await chunks.next() {
                             let items = framer.feed(chunk.readableBytesView)
                             for (index, item) in items.enumerated() {
                                 switch item {
                                 case .line(let line):
+                                    if !placed, let cluster = self.cluster {
+                                        guard let hello = await cluster.admit(line: line, from: id, hub: self) else { break reading }
+                                        placed = hello
+                                    }
                                     if await !self.handle(line: line, from: id) { break reading }
                                     if let plan = await self.takeTransferPlan(id) {
                                         // A transfer connection: raw bytes after its one line, and
@@ -245,7 +258,7 @@ actor RoomHub {
         outgoing.removeValue(forKey: id)?.finish()
     }
 
-    private func perform(_ outputs: [RoomSequencer.Output]) {
+    func perform(_ outputs: [RoomSequencer.Output]) {
         for output in outputs {
             switch output {
             case .send(let id, let message), .sendMessage(let id, let message, _):

@@ -39,6 +39,8 @@ public struct DaemonFlags: Sendable {
     public var acceptOpen: String?
     /// `--auto-subtitles yes|no`.
     public var autoSubtitles: Bool?
+    /// `--transfer-rate SIZE` (a second).
+    public var transferRate: String?
     public init() {}
 }
 
@@ -110,6 +112,7 @@ extension DaemonConfiguration {
         put("tls-key", flags.tlsKey.map(ConfigContent.string))
         put("accept-open", flags.acceptOpen.map(ConfigContent.string))
         put("auto-subtitles", flags.autoSubtitles.map(ConfigContent.bool))
+        put("transfer-rate", flags.transferRate.map(ConfigContent.string))
         let flagReader = ConfigReader(provider: InMemoryProvider(name: "flags", values: flagValues))
         let layered = LayeredConfig(sources: [("flag", flagReader), ("environment", env), ("config file \(filePath)", file)])
 
@@ -140,6 +143,12 @@ extension DaemonConfiguration {
         configuration.startPaused = try layered.bool("paused") ?? configuration.startPaused
         configuration.osd = try layered.bool("osd") ?? configuration.osd
         configuration.autoSubtitles = try layered.bool("auto-subtitles") ?? configuration.autoSubtitles
+        if let rate = try layered.string("transfer-rate") {
+            guard let bytes = RoomJournal.parseSize(rate) else {
+                throw CowatchError(.invalidConfiguration, "transfer-rate takes bytes a second, such as 20M or 0 (unlimited), not \(rate)")
+            }
+            configuration.transferRate = Double(bytes)
+        }
         configuration.seekTimeout = try layered.positive("seek-timeout") ?? configuration.seekTimeout
         configuration.openTimeout = try layered.positive("open-timeout") ?? configuration.openTimeout
         let levels = ["trace", "debug", "info", "notice", "warning", "error", "critical"]
@@ -168,7 +177,7 @@ extension DaemonConfiguration {
         "media", "name", "control", "mpv", "paused", "osd", "seek-timeout", "open-timeout", "log-level", "host", "join", "no-tls",
         "room", "drift", "title", "type", "fallback-url", "on-end", "ready", "wait-for-me", "play-when-ready",
         "wait-timeout", "room-secret-file", "unmanaged", "allow-scheme", "accept-open", "tls-cert", "tls-key",
-        "auto-subtitles",
+        "auto-subtitles", "transfer-rate",
     ]
     static let driftKeys: Set<String> = ["seek-threshold", "correction-time", "max-adjust", "interval"]
 

@@ -40,6 +40,9 @@ public struct DaemonConfiguration: Sendable, Equatable {
     /// Subtitle attachments (.srt/.ass/.ssa/.vtt, or meta kind "subtitles") are fetched and added
     /// to the player (`--auto-subtitles no` turns it off). Default on.
     public var autoSubtitles = true
+    /// Bytes a second each attachment transfer may move (`--transfer-rate`); 0, the default, is
+    /// as fast as the link and the CPU allow.
+    public var transferRate: Double = 0
 
     public struct MpvOption: Sendable, Equatable {
         public var name: String

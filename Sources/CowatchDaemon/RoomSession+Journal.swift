@@ -113,7 +113,7 @@ extension RoomSession {
         // The server this session is joined to (in a cluster, the one that hosts the room).
         return TransferClient.Endpoint(
             host: route.target.host, port: route.target.port, security: security, room: room.room, name: configuration.name,
-            token: token)
+            token: token, rate: configuration.transferRate)
     }
 
     /// `attach`: hashes and uploads the file at `path`; returns the attachment once the server

@@ -17,6 +17,8 @@ struct AttachmentThroughput: ParsableCommand {
     var megabytes = 100
     @Option(help: "Repeat every room this many times (figures pool all runs).")
     var repeats = 1
+    @Option(help: "cowatchd --transfer-rate for every daemon (e.g. 16M; default: unlimited).")
+    var transferRate: String?
 
     func run() throws {
         let media = try TestMedia.audioVideo()
@@ -42,7 +44,9 @@ struct AttachmentThroughput: ParsableCommand {
             var during: [Double] = []
             for run in 1...repeats {
                 log("\(count) receivers, run \(run)/\(repeats)")
-                let room = try BenchRoom(viewers: count + 1, media: media, name: "journal\(count)x\(run)")
+                let room = try BenchRoom(
+                    viewers: count + 1, media: media, name: "journal\(count)x\(run)",
+                    viewerArguments: transferRate.map { ["--transfer-rate", $0] } ?? [])
                 defer { room.stop() }
                 try room.clients[0].request(.play)
                 sleepSeconds(2)
@@ -114,6 +118,7 @@ struct AttachmentThroughput: ParsableCommand {
             rows.append("| \(count) | \(mbps(upload)) | \(mbps(aggregate)) | \(mib(daemonGrowth)) | \(mib(serverGrowth)) | \(p99(quiet)) | \(p99(during)) |")
         }
         print(rows.joined(separator: "\n"))
+        print("transfer rate per transfer: \(transferRate ?? "unlimited")")
         print("\(megabytes) MiB attachment; medians over \(repeats) runs (RSS: the largest growth seen); \(ProcessInfo.processInfo.activeProcessorCount) cores, loopback, TLS")
     }
 }

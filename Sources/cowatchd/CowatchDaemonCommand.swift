@@ -96,6 +96,11 @@ struct CowatchDaemonCommand: AsyncParsableCommand {
         valueName: "yes|no"))
     var autoSubtitles: String?
 
+    @Option(name: .long, help: ArgumentHelp(
+        "Bytes a second each attachment transfer may use (K, M or G; default 0: unlimited), to leave CPU and link to playback.",
+        valueName: "SIZE"))
+    var transferRate: String?
+
     @Flag(name: .long, help: "With --host: a play waits until everyone is ready (bounded by --wait-timeout).")
     var playWhenReady: Bool = false
 
@@ -160,6 +165,7 @@ struct CowatchDaemonCommand: AsyncParsableCommand {
         flags.onEnd = onEnd
         flags.ready = ready
         flags.waitForMe = waitForMe
+        flags.transferRate = transferRate
         if let autoSubtitles {
             switch autoSubtitles {
             case "yes", "on", "true": flags.autoSubtitles = true

@@ -220,3 +220,25 @@ struct RoomJournalTests: SequencerTesting {
         #expect(!Attachment(id: Self.idA, name: "x.srt", size: 1, from: "a", meta: ["kind": "notes"]).isSubtitles)
     }
 }
+
+@Suite("Transfer pacing")
+struct TransferPaceTests {
+    @Test("unlimited never waits; a rate spreads chunks so the average stays at the rate")
+    func pacing() {
+        var free = TransferPace(bytesPerSecond: 0)
+        #expect(free.delay(for: 1 << 30, now: 0) == 0)
+        var pace = TransferPace(bytesPerSecond: 1_000_000)
+        var now = 0.0
+        var moved = 0
+        while moved < 10_000_000 {
+            now += pace.delay(for: 250_000, now: now)
+            moved += 250_000
+        }
+        // 10 MB at 1 MB/s, less the first quarter second's burst.
+        #expect(abs(now - 9.75) < 0.3, "\(now)")
+        // An idle pause refills only the burst, not the whole pause.
+        now += 100
+        #expect(pace.delay(for: 250_000, now: now) == 0)
+        #expect(pace.delay(for: 250_000, now: now) > 0.2)
+    }
+}

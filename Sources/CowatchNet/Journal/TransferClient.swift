@@ -28,8 +28,13 @@ public enum TransferClient {
         public var name: String
         /// The session token of this participant's room connection.
         public var token: String
+        /// Bytes a second one transfer may move (0: as fast as it goes); see `TransferPace`.
+        public var rate: Double
 
-        public init(host: String, port: Int, security: RoomConnection.Security, room: String, name: String, token: String) {
+        public init(
+            host: String, port: Int, security: RoomConnection.Security, room: String, name: String, token: String, rate: Double = 0
+        ) {
+            self.rate = rate
             self.host = host
             self.port = port
             self.security = security
@@ -66,10 +71,13 @@ public enum TransferClient {
                 guard total == size else { throw CowatchError(.protocolViolation, "the server expects \(total) bytes, not \(size)") }
                 let file = try ContentReader(path: path, offset: offset)
                 var writer = WindowedWriter(channel: channel)
+                var pace = TransferPace(bytesPerSecond: endpoint.rate)
                 while file.offset < size {
                     let chunk = try file.next(limit: min(ContentFile.chunkBytes, size - file.offset), allocator: channel.allocator)
                     guard chunk.readableBytes > 0 else { throw CowatchError(.ioError, "\(path) shrank while it was sent") }
                     try await writer.write(chunk)
+                    let wait = pace.delay(for: chunk.readableBytes, now: monotonicSeconds())
+                    if wait > 0 { try await Task.sleep(for: .seconds(wait)) }
                     stamp.withLock { $0 = monotonicSeconds() }
                     progress(file.offset, size)
                 }
@@ -105,11 +113,18 @@ public enum TransferClient {
             guard offset == start, size == attachment.size else {
                 throw CowatchError(.protocolViolation, "the server offers bytes \(offset)–\(size), not \(start)–\(attachment.size)")
             }
+            var pace = TransferPace(bytesPerSecond: endpoint.rate)
             while !writer.isComplete {
                 guard let chunk = try await reader.chunk() else {
                     throw CowatchError(.ioError, "the transfer broke off at \(writer.written) of \(size) bytes")
                 }
                 try writer.append(chunk)
+                // Reading slower makes TCP slow the server down: the pace holds end to end.
+                let wait = pace.delay(for: chunk.readableBytes, now: monotonicSeconds())
+                if wait > 0 {
+                    try await Task.sleep(for: .seconds(wait))
+                    stamp.withLock { $0 = monotonicSeconds() }
+                }
                 progress(writer.written, size)
             }
         }

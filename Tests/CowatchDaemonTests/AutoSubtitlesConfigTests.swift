@@ -1,3 +1,4 @@
+import CowatchCore
 import CowatchDaemon
 import Testing
 
@@ -24,5 +25,18 @@ struct AutoSubtitlesConfigTests {
         #expect(try await DaemonConfiguration.load(flags: flags, environment: off).autoSubtitles)
         flags.autoSubtitles = false
         #expect(try await !DaemonConfiguration.load(flags: flags, environment: Self.environment).autoSubtitles)
+    }
+
+    @Test("--transfer-rate: sizes a second, 0 unlimited by default; nonsense is a configuration error")
+    func transferRate() async throws {
+        #expect(try await DaemonConfiguration.load(flags: Self.flags(), environment: Self.environment).transferRate == 0)
+        var flags = Self.flags()
+        flags.transferRate = "16M"
+        #expect(try await DaemonConfiguration.load(flags: flags, environment: Self.environment).transferRate == 16_777_216)
+        var environment = Self.environment
+        environment["COWATCH_TRANSFER_RATE"] = "512K"
+        #expect(try await DaemonConfiguration.load(flags: Self.flags(), environment: environment).transferRate == 524_288)
+        flags.transferRate = "fast"
+        await #expect(throws: CowatchError.self) { try await DaemonConfiguration.load(flags: flags, environment: Self.environment) }
     }
 }

@@ -11,6 +11,9 @@ struct DaemonJournal {
     var subtitlesAdded: Set<String> = []
     /// Where fetched subtitles are kept (a private temporary directory, made on first use).
     var cacheDirectory: String?
+    /// The file each subtitle attachment was added to the player from (by id), to remove its
+    /// track when the attachment is detached.
+    var subtitleFiles: [String: String] = [:]
 }
 
 /// The journal (GroupSessionJournal) on the daemon's side: `attach`, `get_attachments`, `detach`,
@@ -51,6 +54,17 @@ extension RoomSession {
             "id": .string(id), "participant": .string(by), "name": removed.map { .string($0.name) } ?? .null,
         ]))
         if let removed { showOnScreen("\(by) removed \(removed.name)") }
+        if let file = journal.subtitleFiles.removeValue(forKey: id) { removeSubtitles(file) }
+        journal.subtitlesAdded.remove(id)
+    }
+
+    /// Removes the subtitle track added from `file` (detached for everyone).
+    private func removeSubtitles(_ file: String) {
+        guard case .array(let tracks)? = try? player.getNode("track-list") else { return }
+        for case .map(let track) in tracks where track["external-filename"] == .string(file) {
+            if case .int64(let id)? = track["id"] { try? player.command(["sub-remove", String(id)]) }
+        }
+        try? FileManager.default.removeItem(atPath: file)
     }
 
     static func fields(of attachment: Attachment) -> [String: JSONValue] {
@@ -253,6 +267,7 @@ extension RoomSession {
         } catch {
             throw CowatchError(.playerError, "mpv refused the subtitles: \(error)")
         }
+        journal.subtitleFiles[attachment.id] = path
         logger.debug("subtitles added", metadata: ["cowatch.journal.name": "\(attachment.name)", "cowatch.journal.flag": "\(flag)"])
     }
 }

@@ -80,6 +80,15 @@ struct JournalRoomTests {
             #expect(track?["selected"] == true, "\(room.names[index]): \(String(describing: track))")
         }
         #expect(try subtitleTracks(room.clients[opted]).isEmpty)
+
+        // Detached for everyone: the track leaves every player.
+        let id = try room.clients[0].request(.getAttachments).arrayValue?.first?["id"]?.stringValue ?? ""
+        _ = try room.clients[1].request(.detach(id))
+        for index in [0, 1, carol] {
+            let deadline = monotonicNow() + 10
+            while monotonicNow() < deadline, try !subtitleTracks(room.clients[index]).isEmpty { sleepSeconds(0.1) }
+            #expect(try subtitleTracks(room.clients[index]).isEmpty, "\(room.names[index])")
+        }
     }
 
     @Test("size and quota limits give clear errors with stable codes, and the room carries on")

@@ -81,6 +81,8 @@ public final class ImpairedLink: @unchecked Sendable {
     private let lock = NSLock()
     private var sockets: [Int32] = []
     private var manualStallUntil: Double = 0
+    /// Armed by `cutOnce`: the byte count towards the daemon past which a connection is cut.
+    private var cutAfter: Int?
     private var closed = false
     private var random: SeededRandom
     private let start = monotonicNow()
@@ -99,6 +101,13 @@ public final class ImpairedLink: @unchecked Sendable {
     /// Holds both directions for `seconds` from now (a link that goes dark, then recovers).
     public func stall(for seconds: Double) {
         lock.withLock { manualStallUntil = monotonicNow() + seconds }
+    }
+
+    /// Cuts the next connection that carries more than `bytes` towards the daemon, once (both
+    /// ways, as a dropped link would): a transfer broken off midway while the room connection,
+    /// which carries far less, stays up.
+    public func cutOnce(afterDownstreamBytes bytes: Int) {
+        lock.withLock { cutAfter = bytes }
     }
 
     public func close() {
@@ -134,20 +143,31 @@ public final class ImpairedLink: @unchecked Sendable {
                 Glibc.close(server)
                 continue
             }
-            startPipe(from: client, to: server, impairment: up)
-            startPipe(from: server, to: client, impairment: down)
+            startPipe(from: client, to: server, impairment: up, downstream: false)
+            startPipe(from: server, to: client, impairment: down, downstream: true)
         }
     }
 
     /// One direction: a reader that timestamps chunks and a writer that releases them on time.
-    private func startPipe(from source: Int32, to destination: Int32, impairment: LinkImpairment) {
+    private func startPipe(from source: Int32, to destination: Int32, impairment: LinkImpairment, downstream: Bool) {
         let queue = ChunkQueue()
         Thread { [self] in
             var buffer = [UInt8](repeating: 0, count: 65_536)
             var lastDelivery = 0.0
+            var carried = 0
             while true {
                 let count = recv(source, &buffer, buffer.count, 0)
                 if count <= 0 { break }
+                carried += count
+                if downstream, lock.withLock({ () -> Bool in
+                    guard let limit = cutAfter, carried > limit else { return false }
+                    cutAfter = nil
+                    return true
+                }) {
+                    shutdown(source, Int32(SHUT_RDWR))
+                    shutdown(destination, Int32(SHUT_RDWR))
+                    break
+                }
                 let now = monotonicNow()
                 var at = now + lock.withLock { impairment.delay(elapsed: now - start, random: &random) }
                 if let every = impairment.stallEvery, impairment.stallLength > 0 {

@@ -229,6 +229,29 @@ struct JournalRoomTests {
         #expect(!FileManager.default.fileExists(atPath: corrupt))
     }
 
+    @Test("a fetch whose link drops midway resumes by itself from what arrived, and arrives whole")
+    func linkDropsMidway() throws {
+        let directory = Self.scratch()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let file = directory + "/long.bin"
+        try Self.randomFile(file, megabytes: 24)
+        let expected = try Self.sha256(file)
+
+        let room = try DaemonRoom(
+            names: ["alice", "bob"], media: try TestMedia.audioVideo(), room: "drop",
+            links: [(up: LinkImpairment(), down: LinkImpairment())])
+        defer { room.stop() }
+        #expect(try runCowatch(["attach", file, "--socket", room.daemons[0].controlPath]).status == 0)
+        // bob's transfer connection is cut after 8 MB; his room connection stays up.
+        room.links[1].cutOnce(afterDownstreamBytes: 8_000_000)
+        let target = directory + "/got.bin"
+        let fetched = try room.clients[1].request(.fetch(id: expected, path: target), timeout: 60)
+        let resumedFrom = fetched["resumed_from"]?.numberValue ?? 0
+        #expect(resumedFrom > 1_000_000 && resumedFrom < 9_000_000, "resumed from \(resumedFrom)")
+        #expect(try Self.sha256(target) == expected)
+        #expect(try room.roomStatus(1)["session"] == "joined")
+    }
+
     // MARK: Helpers
 
     func subtitleTracks(_ client: ControlClient) throws -> [JSONValue] {

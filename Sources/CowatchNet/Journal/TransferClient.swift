@@ -157,6 +157,8 @@ public enum TransferClient {
         } else {
             tls = nil
         }
+        // Once TLS is up, any failure is the link breaking (resumable), not a TLS problem.
+        let linked = Locked(false)
         do {
             let channel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
                 .connectTimeout(.seconds(5))
@@ -181,12 +183,15 @@ public enum TransferClient {
                 defer { group.cancelAll() }
                 return try await channel.executeThenClose { inbound, outbound in
                     _ = try await tls?.handshake()
+                    linked.withLock { $0 = true }
                     return try await body(inbound, outbound, channel.channel, progress)
                 }
             }
             return result
         } catch let error as CowatchError {
             throw error
+        } catch where linked.withLock({ $0 }) {
+            throw CowatchError(.ioError, "the transfer connection to \(endpoint.host):\(endpoint.port) broke: \(error)")
         } catch {
             throw tls?.describe(error) ?? CowatchError(.ioError, "transfer to \(endpoint.host):\(endpoint.port): \(RoomConnection.describeConnectFailure(error))")
         }

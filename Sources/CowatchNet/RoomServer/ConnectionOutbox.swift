@@ -1,6 +1,8 @@
 import CowatchCore
+import NIOCore
 
-/// What the room server still has to write to one connection, in two lanes.
+/// What the room server still has to write to one connection, in two lanes, as encoded lines
+/// (a broadcast is encoded once and the same buffer queued for every member).
 ///
 /// Sync traffic (time replies, timelines, notices, participant lists) goes in the first lane and
 /// is always written before the second, which carries chat and messenger traffic: a burst of
@@ -27,21 +29,21 @@ final class ConnectionOutbox: Sendable {
     static let secondLaneLimit = 1024
     static let droppableLimit = 64
 
-    /// What one write carries: messages (nil means "close after these") and the markers of the
+    /// What one write carries: lines (nil means "close after these") and the markers of the
     /// reliable copies among them.
     struct Batch {
-        var messages: [ServerMessage?] = []
+        var messages: [ByteBuffer?] = []
         var markers: [Int] = []
         var isEmpty: Bool { messages.isEmpty && markers.isEmpty }
     }
 
     private enum Entry {
-        case message(ServerMessage)
+        case message(ByteBuffer)
         case marker(Int)
     }
 
     private struct State {
-        var sync: [ServerMessage?] = []
+        var sync: [ByteBuffer?] = []
         var messages: [Entry] = []
         var waiter: CheckedContinuation<Batch, Never>?
         var finished = false
@@ -53,8 +55,8 @@ final class ConnectionOutbox: Sendable {
 
     private let state = Locked(State())
 
-    /// Queues `message`; nil in the sync lane means "close after what is queued".
-    func push(_ message: ServerMessage?, lane: Lane) -> Outcome {
+    /// Queues `message` (one encoded line); nil in the sync lane means "close after what is queued".
+    func push(_ message: ByteBuffer?, lane: Lane) -> Outcome {
         enqueue { state in
             switch lane {
             case .sync:

@@ -45,7 +45,8 @@ public struct RoomServer: Service {
 
     public func run() async throws {
         let tls = try identity?.makeServerContext()
-        let server: NIOAsyncChannel<NIOAsyncChannel<ByteBuffer, ByteBuffer>, Never>
+        let server: NIOAsyncChannel<RoomHub.Connection, Never>
+        let admission = configuration.admission
         do {
             server = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
                 .serverChannelOption(.backlog, value: 256)
@@ -54,7 +55,10 @@ public struct RoomServer: Service {
                 .bind(host: host, port: port) { channel in
                     channel.eventLoop.makeCompletedFuture {
                         if let tls { try PinnedTLS.addServerHandlers(to: channel, context: tls) }
-                        return try NIOAsyncChannel<ByteBuffer, ByteBuffer>(wrappingChannelSynchronously: channel)
+                        // Lines are decoded, and clock probes answered, on the event loop.
+                        try channel.pipeline.syncOperations.addHandler(
+                            ClientLineHandler(floodBurst: admission.floodBurst, floodRate: admission.floodRate))
+                        return try RoomHub.Connection(wrappingChannelSynchronously: channel)
                     }
                 }
         } catch {
@@ -90,6 +94,9 @@ public struct RoomServer: Service {
 
 /// Owns the sequencer and the connections' outgoing queues.
 actor RoomHub {
+    /// A connection as the hub sees it: decoded lines in (a batch per read), encoded lines out.
+    typealias Connection = NIOAsyncChannel<[ClientLine], ByteBuffer>
+
     private var sequencer: RoomSequencer
     private let state: RoomServerState?
     private let logger: Logger
@@ -110,7 +117,7 @@ actor RoomHub {
         self.logger = logger
     }
 
-    func serve(_ connection: NIOAsyncChannel<ByteBuffer, ByteBuffer>) async {
+    func serve(_ connection: Connection) async {
         nextID += 1
         let id = nextID
         let outbox = ConnectionOutbox()
@@ -124,37 +131,31 @@ actor RoomHub {
                 enum Side { case reader, writer }
                 try await withThrowingTaskGroup(of: Side.self) { group in
                     group.addTask {
-                        // Whatever is queued goes out in one write (one flush), sync lane first.
+                        // Whatever is queued goes out in one flush, sync lane first; the lines are
+                        // shared buffers (a broadcast's copies), written as they are.
                         writing: while true {
                             let batch = await outbox.next()
                             if batch.isEmpty { break }
-                            var buffer = ByteBuffer()
+                            var lines: [ByteBuffer] = []
+                            lines.reserveCapacity(batch.messages.count)
                             var close = false
-                            for message in batch.messages {
-                                guard let message else {
+                            for line in batch.messages {
+                                guard let line else {
                                     close = true
                                     break
                                 }
-                                buffer.writeBytes(message.encoded())
+                                lines.append(line)
                             }
-                            if buffer.readableBytes > 0 { try await outbound.write(buffer) }
+                            if !lines.isEmpty { try await outbound.write(contentsOf: lines) }
                             if !batch.markers.isEmpty { await self.written(batch.markers, on: id) }
                             if close { break writing }
                         }
                         return .writer
                     }
                     group.addTask {
-                        var framer = LineFramer(maxLineBytes: wireMaxLineBytes)
-                        reading: for try await chunk in inbound {
-                            for item in framer.feed(chunk.readableBytesView) {
-                                switch item {
-                                case .line(let line):
-                                    if await !self.handle(line: line, from: id) { break reading }
-                                case .tooLong:
-                                    await self.refuseOverlong(id)
-                                    break reading
-                                }
-                            }
+                        // One hop into the hub per read, with every line it carried, decoded.
+                        for try await lines in inbound {
+                            if await !self.handle(lines, from: id) { break }
                         }
                         return .reader
                     }
@@ -191,19 +192,22 @@ actor RoomHub {
         perform(acks.map { .sendMessage($0.0, $0.1, reliable: true) })
     }
 
-    /// Returns false when the connection must stop reading (it was closed).
-    private func handle(line: [UInt8], from id: Int) -> Bool {
+    /// The lines of one read, in order. Returns false when the connection must stop reading (it
+    /// was closed).
+    private func handle(_ lines: [ClientLine], from id: Int) -> Bool {
         let now = monotonicSeconds()
-        do {
-            perform(sequencer.received(try ClientMessage.decode(line: line), from: id, now: now))
-        } catch {
-            perform(sequencer.rejected(id, error, now: now))
+        for line in lines {
+            guard outgoing[id] != nil else { return false }
+            switch line {
+            case .message(let message):
+                perform(sequencer.received(message, from: id, now: now))
+            case .invalid(let error):
+                perform(sequencer.rejected(id, error, now: now))
+            case .tooLong:
+                perform(sequencer.rejected(id, CowatchError(.protocolViolation, "line longer than \(wireMaxLineBytes) bytes"), now: now))
+            }
         }
         return outgoing[id] != nil
-    }
-
-    private func refuseOverlong(_ id: Int) {
-        perform(sequencer.rejected(id, CowatchError(.protocolViolation, "line longer than \(wireMaxLineBytes) bytes"), now: monotonicSeconds()))
     }
 
     private func finishOutgoing(_ id: Int) {
@@ -212,13 +216,21 @@ actor RoomHub {
     }
 
     private func perform(_ outputs: [RoomSequencer.Output]) {
+        // A broadcast comes as one output per member with the same message, one after another:
+        // encoded once, and the same buffer queued for each.
+        var lastMessage: ServerMessage?
+        var lastLine = ByteBuffer()
         for output in outputs {
             switch output {
             case .send(let id, let message), .sendMessage(let id, let message, _):
                 guard let outbox = outgoing[id] else { continue }
                 var lane = ConnectionOutbox.Lane.sync
                 if case .sendMessage(_, _, let reliable) = output { lane = reliable ? .message : .droppable }
-                if outbox.push(message, lane: lane) == .full {
+                if message != lastMessage {
+                    lastMessage = message
+                    lastLine = ByteBuffer(bytes: message.encoded())
+                }
+                if outbox.push(lastLine, lane: lane) == .full {
                     logger.debug("dropping a peer that does not read", metadata: ["cowatch.room.connection": "\(id)"])
                     perform(sequencer.disconnected(id, now: monotonicSeconds()))
                     outgoing.removeValue(forKey: id)?.finish()
@@ -252,7 +264,8 @@ actor RoomHub {
     func runTimers() async throws {
         while !Task.isCancelled {
             let now = monotonicSeconds()
-            let wait = min(0.1, max(0.001, (sequencer.nextDeadline() ?? now + 0.1) - now))
+            // 5 ms at least: deadlines are holds and lists, and waking more often only costs.
+            let wait = min(0.1, max(0.005, (sequencer.nextDeadline() ?? now + 0.1) - now))
             try await Task.sleep(for: .seconds(wait))
             perform(sequencer.tick(now: monotonicSeconds()))
         }

@@ -58,7 +58,6 @@ final class LoadRun {
     }
 
     func start(onDone: @escaping @Sendable () -> Void) {
-        let start = monotonicNow()
         var rooms: [String: LoadRoom] = [:]
         for offset in 0..<settings.participants {
             let index = settings.firstParticipant + offset
@@ -93,13 +92,14 @@ final class LoadRun {
 
     /// Replaces a client the server found busy with a fresh one, connected after a backoff.
     func retry(_ client: LoadClient) {
-        guard let slot = clients.firstIndex(where: { $0 === client }) else { return }
+        guard !stopping, let slot = clients.firstIndex(where: { $0 === client }) else { return }
         let fresh = LoadClient(
             index: client.index, room: client.room, name: client.name, source: client.source, run: self, attempts: client.attempts + 1)
         clients[slot] = fresh
         let loopBound = NIOLoopBound(self, eventLoop: loop)
+        let freshBound = NIOLoopBound(fresh, eventLoop: loop)
         loop.scheduleTask(in: .milliseconds(Int64.random(in: 500...1500))) {
-            loopBound.value.connect(fresh)
+            loopBound.value.connect(freshBound.value)
         }
     }
 

@@ -27,12 +27,14 @@ final class ClientLineHandler: ChannelInboundHandler {
     typealias OutboundOut = ByteBuffer
 
     private var framer = LineFramer(maxLineBytes: wireMaxLineBytes)
+    private let outbox: ConnectionOutbox
     private let burst: Double
     private let rate: Double
     private var tokens: Double
     private var refilledAt: Double
 
-    init(floodBurst: Double, floodRate: Double, now: Double = monotonicSeconds()) {
+    init(outbox: ConnectionOutbox, floodBurst: Double, floodRate: Double, now: Double = monotonicSeconds()) {
+        self.outbox = outbox
         burst = floodBurst
         rate = floodRate
         tokens = floodBurst
@@ -61,6 +63,11 @@ final class ClientLineHandler: ChannelInboundHandler {
             }
         }
         if !batch.isEmpty { context.fireChannelRead(wrapInboundOut(batch)) }
+    }
+
+    func channelWritabilityChanged(context: ChannelHandlerContext) {
+        outbox.writabilityChanged()
+        context.fireChannelWritabilityChanged()
     }
 
     private func reply(id: Int, t1: Double, t2: Double, context: ChannelHandlerContext) {

@@ -45,7 +45,7 @@ public struct RoomServer: Service {
 
     public func run() async throws {
         let tls = try identity?.makeServerContext()
-        let server: NIOAsyncChannel<RoomHub.Connection, Never>
+        let server: NIOAsyncChannel<RoomHub.Accepted, Never>
         let admission = configuration.admission
         do {
             server = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
@@ -55,10 +55,12 @@ public struct RoomServer: Service {
                 .bind(host: host, port: port) { channel in
                     channel.eventLoop.makeCompletedFuture {
                         if let tls { try PinnedTLS.addServerHandlers(to: channel, context: tls) }
-                        // Lines are decoded, and clock probes answered, on the event loop.
+                        // Lines are decoded, clock probes answered and replies written on the event loop.
+                        let outbox = ConnectionOutbox(channel: channel)
                         try channel.pipeline.syncOperations.addHandler(
-                            ClientLineHandler(floodBurst: admission.floodBurst, floodRate: admission.floodRate))
-                        return try RoomHub.Connection(wrappingChannelSynchronously: channel)
+                            ClientLineHandler(outbox: outbox, floodBurst: admission.floodBurst, floodRate: admission.floodRate))
+                        return RoomHub.Accepted(
+                            connection: try RoomHub.Connection(wrappingChannelSynchronously: channel), outbox: outbox)
                     }
                 }
         } catch {
@@ -94,8 +96,14 @@ public struct RoomServer: Service {
 
 /// Owns the sequencer and the connections' outgoing queues.
 actor RoomHub {
-    /// A connection as the hub sees it: decoded lines in (a batch per read), encoded lines out.
+    /// A connection as the hub sees it: decoded lines in (a batch per read); encoded lines go
+    /// out through its outbox, which writes on the channel's event loop.
     typealias Connection = NIOAsyncChannel<[ClientLine], ByteBuffer>
+
+    struct Accepted: Sendable {
+        var connection: Connection
+        var outbox: ConnectionOutbox
+    }
 
     private var sequencer: RoomSequencer
     private let state: RoomServerState?
@@ -117,56 +125,31 @@ actor RoomHub {
         self.logger = logger
     }
 
-    func serve(_ connection: Connection) async {
+    func serve(_ accepted: Accepted) async {
+        let connection = accepted.connection
         nextID += 1
         let id = nextID
-        let outbox = ConnectionOutbox()
+        let outbox = accepted.outbox
+        outbox.onWritten { [weak self] markers in
+            guard let self else { return }
+            Task { await self.written(markers, on: id) }
+        }
         outgoing[id] = outbox
         channels[id] = connection.channel
         let address = connection.channel.remoteAddress?.ipAddress ?? "unknown"
         perform(sequencer.connected(id, address: address, now: monotonicSeconds()))
         logger.trace("room connection", metadata: ["cowatch.room.connection": "\(id)"])
         do {
-            try await connection.executeThenClose { inbound, outbound in
-                enum Side { case reader, writer }
-                try await withThrowingTaskGroup(of: Side.self) { group in
-                    group.addTask {
-                        // Whatever is queued goes out in one flush, sync lane first; the lines are
-                        // shared buffers (a broadcast's copies), written as they are.
-                        writing: while true {
-                            let batch = await outbox.next()
-                            if batch.isEmpty { break }
-                            var lines: [ByteBuffer] = []
-                            lines.reserveCapacity(batch.messages.count)
-                            var close = false
-                            for line in batch.messages {
-                                guard let line else {
-                                    close = true
-                                    break
-                                }
-                                lines.append(line)
-                            }
-                            if !lines.isEmpty { try await outbound.write(contentsOf: lines) }
-                            if !batch.markers.isEmpty { await self.written(batch.markers, on: id) }
-                            if close { break writing }
-                        }
-                        return .writer
-                    }
-                    group.addTask {
-                        // One hop into the hub per read, with every line it carried, decoded.
-                        for try await lines in inbound {
-                            if await !self.handle(lines, from: id) { break }
-                        }
-                        return .reader
-                    }
-                    // The peer left or was refused (reader ends first): let the writer flush what is
-                    // queued, such as the error, then stop. We closed it (writer ends first): stop
-                    // reading too, or a peer that never sends would hold the connection open.
-                    let first = try await group.next()
-                    self.finishOutgoing(id)
-                    if first == .writer { group.cancelAll() }
-                    _ = try await group.next()
+            try await connection.executeThenClose { inbound, _ in
+                // Runs on the hub (executeThenClose inherits its isolation): one resume per read,
+                // with every line it carried, decoded.
+                for try await lines in inbound {
+                    if !self.handle(lines, from: id) { break }
                 }
+                // The peer left, or was refused or dropped: what is queued (such as the error) is
+                // written, then the channel closes (bounded: a peer that reads nothing is not waited for).
+                self.finishOutgoing(id)
+                await outbox.drained()
             }
         } catch {
             logger.trace("room connection ended", metadata: ["cowatch.room.error": "\(error)"])

@@ -114,11 +114,12 @@ struct CowatchServer: AsyncParsableCommand {
         }
         // Past the descriptor limit accept() would fail and connections pile up unanswered: cap
         // below it, so newcomers get a clear server-full instead.
-        let descriptors = openFileLimit() - 64
+        let limit = openFileLimit()
+        let descriptors = limit - min(64, limit / 4)  // the rest for the listener, the event loops, files
         if configuration.admission.maxConnections > descriptors {
             if maxConnections != nil {
                 FileHandle.standardError.write(Data(
-                    "cowatch-server: --max-connections lowered to \(descriptors): the open-file limit is \(descriptors + 64) (ulimit -n)\n".utf8))
+                    "cowatch-server: --max-connections lowered to \(descriptors): the open-file limit is \(limit) (ulimit -n)\n".utf8))
             }
             configuration.admission.maxConnections = max(1, descriptors)
         }

@@ -38,6 +38,9 @@ public struct ServerLoad {
         /// The measuring window on CLOCK_MONOTONIC.
         public var windowStart = 0.0
         public var windowEnd = 0.0
+        /// CPU the load processes used during the window, in cores (to tell when the generator,
+        /// not the server, is the limit).
+        public var generatorCPU = 0.0
 
         public init() {}
 
@@ -57,10 +60,10 @@ public struct ServerLoad {
         }
     }
 
-    /// Runs the load against 127.0.0.1:`port`. `during` is called with the window's start and
-    /// end (CLOCK_MONOTONIC) while the load runs, to sample the server meanwhile.
+    /// Runs the load against 127.0.0.1:`port`. `atStart` and `atEnd` are called when the
+    /// measuring window opens and closes, to sample the server.
     /// Throws `TestFailure` when a load process fails.
-    public func run(port: Int, during: ((Double, Double) -> Void)? = nil) throws -> Result {
+    public func run(port: Int, atStart: () -> Void = {}, atEnd: () -> Void = {}) throws -> Result {
         let binary = try Binaries.path("cowatch-load")
         let ramp = Double(participants) / connectRate
         let windowStart = monotonicNow() + 0.5 + ramp + warmup
@@ -84,8 +87,15 @@ public struct ServerLoad {
             try process.run()
             launched.append((process, output))
         }
-        during?(windowStart, windowStart + duration)
+        func generatorSeconds() -> Double { launched.compactMap { processCPUSeconds(pid: $0.0.processIdentifier) }.reduce(0, +) }
+        sleepSeconds(windowStart - monotonicNow())
+        let generatorBefore = generatorSeconds()
+        atStart()
+        sleepSeconds(windowStart + duration - monotonicNow())
+        let generatorAfter = generatorSeconds()
+        atEnd()
         var result = Result()
+        result.generatorCPU = (generatorAfter - generatorBefore) / duration
         result.windowStart = windowStart
         result.windowEnd = windowStart + duration
         for (process, output) in launched {

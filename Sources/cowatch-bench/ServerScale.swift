@@ -55,13 +55,18 @@ struct ServerScale: ParsableCommand {
         load.connectRate = connectRate
         var column = Column()
         let pid = process.process.processIdentifier
-        column.result = try load.run(port: process.port) { start, end in
-            sleepSeconds(start - monotonicNow())
-            let before = processCPUSeconds(pid: pid) ?? 0
-            sleepSeconds(end - monotonicNow())
-            column.cpu = ((processCPUSeconds(pid: pid) ?? before) - before) / (end - start)
-            column.rss = ProcessMemory.resident(pid: pid) ?? 0
-        }
+        var before = 0.0
+        var start = 0.0
+        column.result = try load.run(
+            port: process.port,
+            atStart: {
+                start = monotonicNow()
+                before = processCPUSeconds(pid: pid) ?? 0
+            },
+            atEnd: {
+                column.cpu = ((processCPUSeconds(pid: pid) ?? before) - before) / (monotonicNow() - start)
+                column.rss = ProcessMemory.resident(pid: pid) ?? 0
+            })
         return column
     }
 
@@ -70,6 +75,7 @@ struct ServerScale: ParsableCommand {
         var rows: [(String, (Column) -> String)] = [
             ("server CPU (% of a core)", { format3($0.cpu * 100) }),
             ("server RSS", { "\($0.rss / 1_048_576) MB" }),
+            ("load generators' CPU (% of a core)", { format3($0.result.generatorCPU * 100) }),
             ("action fan-out p50", { ms($0.result.fanout.quantile(0.5)) }),
             ("action fan-out p99", { ms($0.result.fanout.quantile(0.99)) }),
             ("probe round trip p50", { ms($0.result.probeRTT.quantile(0.5)) }),

@@ -118,6 +118,9 @@ actor RoomHub {
     /// before their copies are written and the senders must send those messages again.
     private var isStopping = false
     private var nextID = 0
+    /// The rooms' records changed since they were last saved.
+    private var recordsChanged = false
+    private var nextSave = 0.0
 
     init(sequencer: RoomSequencer, state: RoomServerState?, logger: Logger) {
         self.sequencer = sequencer
@@ -168,6 +171,7 @@ actor RoomHub {
     /// The server is shutting down (see `isStopping`).
     func stopping() {
         isStopping = true
+        if recordsChanged { saveRecords() }
     }
 
     private func acknowledge(_ acks: [(RoomSequencer.ConnectionID, ServerMessage)]) {
@@ -229,12 +233,15 @@ actor RoomHub {
             case .close(let id):
                 finishOutgoing(id)
             case .saveRecords:
-                saveRecords()
+                // Written by the timer at most once a second: a thousand rooms created in a burst
+                // would otherwise rewrite the whole file a thousand times.
+                recordsChanged = true
             }
         }
     }
 
     private func saveRecords() {
+        recordsChanged = false
         guard let state else { return }
         do {
             try state.saveRecords(sequencer.records)
@@ -250,7 +257,12 @@ actor RoomHub {
             // 5 ms at least: deadlines are holds and lists, and waking more often only costs.
             let wait = min(0.1, max(0.005, (sequencer.nextDeadline() ?? now + 0.1) - now))
             try await Task.sleep(for: .seconds(wait))
-            perform(sequencer.tick(now: monotonicSeconds()))
+            let tickAt = monotonicSeconds()
+            perform(sequencer.tick(now: tickAt))
+            if recordsChanged, tickAt >= nextSave {
+                nextSave = tickAt + 1
+                saveRecords()
+            }
         }
     }
 }

@@ -510,6 +510,12 @@ public struct RoomSequencer: Sendable {
     // MARK: In a room
 
     private mutating func inRoom(_ message: ClientMessage, from id: ConnectionID, _ membership: Joined, now: Double) -> [Output] {
+        if case .report(let drift, let rtt) = message {
+            // Every member, every second: changed in place (a copy of the room would copy its
+            // member table on write); it moves no deadline.
+            rooms[membership.room]?.playback.report(drift: drift, rtt: rtt, from: id)
+            return []
+        }
         guard var room = rooms[membership.room] else { return [] }
         let role = room.playback.role(of: id) ?? .member
         var outputs: [RoomPlayback.Output] = []

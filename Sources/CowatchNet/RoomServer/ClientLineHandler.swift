@@ -18,7 +18,8 @@ enum ClientLine: Sendable {
 /// just before the reply is written: the rooms' work never sits between them, so a busy server
 /// does not bias its participants' clock estimates. Probes answered here have their own budget
 /// (the server's flood rate); beyond it they go up to the hub like any message, where the
-/// sequencer's own budget applies (a probe flood is cut off there as before).
+/// sequencer's own budget applies (a probe flood is cut off there as before). Probes answered here
+/// do not count as signs of life: a peer that only probes is closed by the idle timeout.
 ///
 /// Threading: a channel handler; its channel's event loop only.
 final class ClientLineHandler: ChannelInboundHandler {
@@ -52,7 +53,9 @@ final class ClientLineHandler: ChannelInboundHandler {
             case .line(let line):
                 do {
                     let message = try ClientMessage.decode(line: line)
-                    if case .timeRequest(let id, let t1) = message, takeToken(now: received) {
+                    // A peer that does not read gets its replies through the outbox instead,
+                    // whose bounds drop it.
+                    if case .timeRequest(let id, let t1) = message, context.channel.isWritable, takeToken(now: received) {
                         reply(id: id, t1: t1, t2: received, context: context)
                     } else {
                         batch.append(.message(message))

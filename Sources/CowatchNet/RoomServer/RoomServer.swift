@@ -11,11 +11,13 @@ import Glibc
 /// The room server on TCP: one `RoomSequencer` behind an actor, many connections.
 ///
 /// Used by `cowatch-server` and embedded in `cowatchd --host`. Each connection's lines are
-/// decoded here (`WireCodec`) and go to the sequencer in arrival order; its outputs go out
-/// through one bounded writer per connection, so a peer that stops reading is dropped instead
-/// of stalling the room. A peer that sends garbage, an over-long line or floods is
-/// disconnected alone. With a `state` directory, the token key and the rooms' secrets and roles
-/// survive a restart.
+/// decoded on its event loop (`ClientLineHandler`, which also answers clock probes there) and
+/// go to the sequencer in arrival order, a read's worth at a time; its outputs are encoded once
+/// per broadcast and go out through one bounded outbox per connection, written on the
+/// connection's event loop, so a peer that stops reading is dropped instead of stalling the
+/// room. A peer that sends garbage, an over-long line or floods is disconnected alone. With a
+/// `state` directory, the token key and the rooms' secrets and roles survive a restart (saved
+/// at most once a second, and on shutdown).
 ///
 /// Threading: a `Service`; `run()` once. `onBound` reports the actual port (useful with port 0).
 /// Errors: `run()` throws `io-error` when it cannot listen, `invalid-configuration` for a bad

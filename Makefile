@@ -15,13 +15,14 @@ BUILD_DIR ?=
 
 .PHONY: deps build test demo bench clean release install uninstall deb
 
-# libmpv-dev (the player), ffmpeg (test films) and openssl (a real TLS client and certificates for the
-# security tests), from Debian, only when missing.
+# libmpv-dev (the player), ffmpeg (test films), openssl (a real TLS client and certificates for the
+# security tests) and redis-server (the cluster tests' room directory), from Debian, only when missing.
 deps:
 	@missing=""; \
 	pkg-config --exists mpv 2>/dev/null || missing="$$missing libmpv-dev"; \
 	command -v ffmpeg >/dev/null || missing="$$missing ffmpeg"; \
 	command -v openssl >/dev/null || missing="$$missing openssl"; \
+	command -v redis-server >/dev/null || [ -x /usr/bin/redis-server ] || missing="$$missing redis-server"; \
 	[ -z "$(WITH_MPV)" ] || command -v mpv >/dev/null || missing="$$missing mpv"; \
 	command -v pkg-config >/dev/null || missing="$$missing pkg-config"; \
 	if [ -n "$$missing" ]; then \

@@ -121,11 +121,11 @@ let package = Package(
             swiftSettings: strict
         ),
         .testTarget(name: "CowatchCoreTests", dependencies: ["CowatchCore", "CowatchTestSupport"], swiftSettings: strict),
-        // The NIO shells on real sockets: TLS, pins, known_hosts.
+        // The NIO shells on real sockets: TLS, pins, known_hosts, the cluster's Redis client.
         .testTarget(
             name: "CowatchNetTests",
             dependencies: [
-                "CowatchNet", "CowatchCore",
+                "CowatchNet", "CowatchCore", "CowatchTestSupport",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),

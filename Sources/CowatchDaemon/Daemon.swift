@@ -23,6 +23,7 @@ public enum Daemon {
         } catch {
             throw CowatchError(.invalidConfiguration, "libmpv refused to start: \(error)")
         }
+        WindowBindings.install(on: player)
         let hub = EventHub()
         let controller = PlayerController(player: player, configuration: configuration, events: hub, logger: logger)
 

@@ -194,6 +194,8 @@ public actor PlayerController: ControlRequestHandler {
         case .log(let level, let prefix, let text):
             loadLog.logged(.init(level: level, prefix: prefix, text: text))
             logger.debug("mpv: \(text)", metadata: ["cowatch.mpv.level": "\(level)", "cowatch.mpv.module": "\(prefix)"])
+        case .clientMessage:
+            break  // the room session reads the window's script messages
         case .shutdown:
             logger.debug("mpv shut down", metadata: ["cowatch.player": "shutdown"])
             if let handler = shutdownHandler { Task { await handler() } }
@@ -305,6 +307,8 @@ public actor PlayerController: ControlRequestHandler {
                 return .null
             case .getChat:
                 return await room.chatJSON()
+            case .showRoom:
+                return ["text": .string(await room.showRoomLine())]
             case .sendMessage(let message):
                 return try await room.sendMessage(message, timeout: max(10, configuration.seekTimeout))
             default:
@@ -328,7 +332,7 @@ public actor PlayerController: ControlRequestHandler {
         case .getProperty(let name):
             return JSONValue(try mpv { try player.getNode(name) })
         case .getParticipants, .leave, .join, .end, .setReady, .setWaitForMe, .setRole, .kick, .acceptOpen, .getInvite,
-            .chat, .getChat, .sendMessage:
+            .chat, .getChat, .sendMessage, .showRoom:
             throw CowatchError(.notInRoom, "this daemon is not in a room")
         case .open(let open):
             // Alone: just switch the media.

@@ -19,6 +19,39 @@ extension RoomSession {
         if let outcome { throw outcome }
     }
 
+    /// `show_room` (`cowatch osd`, or the key in the window): the room line, also on the OSD.
+    func showRoomLine() -> String {
+        let text = isJoined
+            ? RoomLine.text(room: room.room, participants: coordinator.participants, policy: coordinator.policy)
+            : "\(room.room): not in the room (\(machine.state.name))"
+        showOnScreen(text, milliseconds: 6000)
+        return text
+    }
+
+    /// A `script-message` from the player window (`WindowBindings`): `cowatch-chat WORDS…`
+    /// sends a chat line (errors go to the OSD: nobody reads a reply there), `cowatch-room`
+    /// shows the room line. Other scripts' messages are not ours.
+    func windowMessage(_ arguments: [String]) {
+        switch arguments.first {
+        case WindowBindings.chatMessage:
+            let text = arguments.dropFirst().joined(separator: " ").trimmingCharacters(in: .whitespaces)
+            guard !text.isEmpty else { return }
+            Task {
+                do {
+                    let command = try ControlCommand(arguments: [.string(ControlCommand.chat("").name), .string(text)])
+                    guard case .chat(let checked) = command else { return }
+                    try await chat(checked, timeout: configuration.seekTimeout)
+                } catch {
+                    showRefusal(error as? CowatchError ?? CowatchError(.invalidArgument, "\(error)"))
+                }
+            }
+        case WindowBindings.roomMessage:
+            _ = showRoomLine()
+        default:
+            break
+        }
+    }
+
     /// `get_chat`: the recent lines, oldest first.
     func chatJSON() -> JSONValue {
         .array(chatLog.map { line in

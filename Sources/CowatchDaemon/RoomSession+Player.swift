@@ -163,6 +163,8 @@ extension RoomSession {
             guard let speed = value?.doubleValue, !echoes.speedReported(speed) else { return }
             guard isJoined, !cannotPlay else { return }
             perform(coordinator.request(.speed, position: nil, rate: speed, now: now).actions)
+        case .clientMessage(let arguments):
+            windowMessage(arguments)
         default:
             break
         }

@@ -64,6 +64,10 @@ actor RoomSession {
     var nextServerRequestID = 0
     /// The last refusal that left this daemon out of the room (for `join`'s answer).
     var lastRefusal: CowatchError?
+    /// Where the next connection goes: our server, or the cluster server it redirected us to
+    /// (see RoomSession+Cluster.swift); `redirect` is the one just received.
+    var route: ClusterRoute
+    var redirect: Endpoint?
 
     // What the room switched to and this player did not open (see RoomSession+Open.swift).
     /// Under `--accept-open ask`: the switch waiting for `accept_open`, and the URL to open.
@@ -117,6 +121,7 @@ actor RoomSession {
         self.events = events
         self.logger = logger
         self.machine = GroupSessionMachine(configuration: .init(onEnd: configuration.onEnd))
+        self.route = ClusterRoute(origin: Endpoint(host: room.serverHost, port: room.serverPort))
         self.coordinator = RoomCoordinator(
             name: configuration.name, room: room.room, activity: Activity(url: configuration.media),
             secret: room.secret?.text)
@@ -187,6 +192,11 @@ actor RoomSession {
             publishSession()
             var end = await connectOnce()
             send = nil
+            if leaveRequested { redirect = nil }  // leaving wins over a redirect
+            if let follow = followRedirect(&end) {
+                next = follow
+                continue
+            }
             if leaveRequested {
                 // Asked to leave and the link dropped before the bye: that is still a leave.
                 leaveRequested = false
@@ -226,13 +236,15 @@ actor RoomSession {
     private func connectOnce() async -> GroupSessionMachine.ConnectionEnd {
         do {
             try await RoomConnection.connect(
-                host: room.serverHost, port: room.serverPort, security: try linkSecurity(), logger: logger
+                host: route.target.host, port: route.target.port, security: try linkSecurity(), logger: logger
             ) { inbound, send, fingerprint in
                 try await self.session(inbound: inbound, send: send, fingerprint: fingerprint)
             }
             return .lost
         } catch is LeftRoom {
             return .left
+        } catch is Redirected {
+            return .lost
         } catch let ended as Ended {
             return .ended(by: ended.by)
         } catch let error as CowatchError where error.code == .certificateMismatch || error.code == .unsafePath {
@@ -290,6 +302,13 @@ actor RoomSession {
     /// key seen); plaintext with `--no-tls`.
     private func linkSecurity() throws(CowatchError) -> RoomConnection.Security {
         guard room.tls else { return .plaintext }
+        if let pinned = route.pinned {
+            // A redirect: the cluster's one key, as the redirecting server proved it.
+            guard let expected = CertificateFingerprint(text: pinned) else {
+                throw CowatchError(.certificateMismatch, "a redirect without a usable certificate key; not following it")
+            }
+            return .tls(expected: expected, knownHosts: nil)
+        }
         let path = try KnownHosts.defaultPath(environment: ProcessInfo.processInfo.environment)
         return .tls(expected: room.fingerprint, knownHosts: KnownHosts(path: path))
     }
@@ -317,6 +336,7 @@ actor RoomSession {
 
     private func received(_ message: ServerMessage) throws {
         lastHeardAt = monotonicNow()
+        try clusterReceived(message)
         let actions = coordinator.received(message, now: monotonicNow())
         if case .refused(nil, let code, let text) = message {
             // Only end, op, deop and kick are refused without an action id, in the order sent.

@@ -34,6 +34,8 @@ public enum MpvEvent: Sendable, Hashable {
     case playbackRestart
     /// A log line mpv wanted us to see (level `warn` and worse).
     case log(level: String, prefix: String, text: String)
+    /// `script-message` (a key binding, mpv's console, a script): its arguments.
+    case clientMessage([String])
     /// The player is shutting down (the user quit or `quit` was sent). No events follow.
     case shutdown
 }

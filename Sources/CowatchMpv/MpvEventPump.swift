@@ -53,6 +53,11 @@ enum MpvEventPump {
                 return .propertyChange(name: name, value: MpvNode(copying: nodePointer.pointee), at: monotonicSeconds())
             }
             return .propertyChange(name: name, value: nil, at: monotonicSeconds())
+        case MPV_EVENT_CLIENT_MESSAGE:
+            guard let data = event.data?.assumingMemoryBound(to: mpv_event_client_message.self).pointee,
+                data.num_args > 0, data.num_args <= 64, let args = data.args
+            else { return nil }
+            return .clientMessage((0..<Int(data.num_args)).map { args[$0].map { String(cString: $0) } ?? "" })
         case MPV_EVENT_LOG_MESSAGE:
             guard let data = event.data?.assumingMemoryBound(to: mpv_event_log_message.self).pointee else { return nil }
             let text = data.text.map { String(cString: $0) } ?? ""

@@ -76,6 +76,19 @@ struct CowatchServer: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Seconds a new connection has to finish its handshake (default 5).", valueName: "SECONDS"))
     var helloTimeout: Double?
 
+    @Option(help: ArgumentHelp(
+        "Share rooms with other servers through this Redis: a room lives on the first server asked for it; the others redirect to it.",
+        valueName: "redis://HOST:PORT"))
+    var cluster: String?
+
+    @Option(help: ArgumentHelp("With --cluster: the address daemons are sent to for rooms hosted here.", valueName: "HOST:PORT"))
+    var advertise: String?
+
+    @Option(help: ArgumentHelp(
+        "With --cluster: seconds a room's claim lasts without renewal, so a dead server's rooms move after it (default 10).",
+        valueName: "SECONDS"))
+    var clusterLease: Double?
+
     @Option(help: ArgumentHelp("Log level on stderr: trace, debug, info, notice, warning, error, critical.", valueName: "LEVEL"))
     var logLevel = "warning"
 
@@ -145,7 +158,8 @@ struct CowatchServer: AsyncParsableCommand {
             fail(error.message, code: 2)
         }
         let server = RoomServer(
-            host: host, port: port, configuration: configuration, state: state, identity: identity, logger: logger
+            host: host, port: port, configuration: configuration, state: state, identity: identity,
+            cluster: clusterConfiguration(), logger: logger
         ) { host, port in
             // Scripts and tests read the first line to learn the port.
             var lines = "cowatch-server: listening on \(host):\(port)\n"
@@ -182,6 +196,31 @@ struct CowatchServer: AsyncParsableCommand {
             return try ServerIdentity.loadOrCreate(directory: resolved, commonName: ProcessInfo.processInfo.hostName)
         default:
             throw CowatchError(.invalidConfiguration, "--tls-cert and --tls-key go together")
+        }
+    }
+
+    /// --cluster, --advertise and --cluster-lease, checked; nil without --cluster.
+    func clusterConfiguration() -> ClusterConfiguration? {
+        guard let cluster else {
+            if advertise != nil || clusterLease != nil { fail("--advertise and --cluster-lease go with --cluster", code: 2) }
+            return nil
+        }
+        do {
+            let redis = try ClusterConfiguration.parseRedisURL(cluster)
+            guard let advertise else { fail("--cluster needs --advertise HOST:PORT: where daemons reach this server", code: 2) }
+            guard let endpoint = RoomPlacement.parseAddress(advertise), !["0.0.0.0", "::"].contains(endpoint.host) else {
+                fail("--advertise must be HOST:PORT that daemons can reach (not 0.0.0.0, not port 0)", code: 2)
+            }
+            var configuration = ClusterConfiguration(redis: redis, advertise: endpoint)
+            if let clusterLease {
+                guard clusterLease.isFinite, clusterLease >= 1, clusterLease <= 3600 else {
+                    fail("--cluster-lease must be between 1 and 3600 seconds", code: 2)
+                }
+                configuration.leases = RoomLeases.Configuration(lease: clusterLease)
+            }
+            return configuration
+        } catch {
+            fail(error.message, code: 2)
         }
     }
 

@@ -16,7 +16,7 @@ struct Cowatch: ParsableCommand {
         subcommands: [
             Play.self, Pause.self, Toggle.self, Seek.self, Speed.self, Status.self, Events.self, Participants.self,
             Leave.self, Join.self, End.self, Open.self, Accept.self, Ready.self, Unready.self, WaitForMe.self, Op.self,
-            Deop.self, Kick.self, InviteLink.self, Chat.self, Send.self, GetProperty.self, Quit.self,
+            Deop.self, Kick.self, InviteLink.self, Chat.self, Send.self, OSD.self, GetProperty.self, Quit.self,
         ])
 
     static func main() {

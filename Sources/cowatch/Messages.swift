@@ -60,3 +60,20 @@ struct Send: ParsableCommand {
         }
     }
 }
+
+/// `cowatch osd`: the room line, printed and shown on the player's OSD.
+struct OSD: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Show the room in one line (who is here, who is not ready, whom the group waits for) on the player's screen, and print it.",
+        discussion: "In the player window, Alt+o does the same; c opens mpv's console to type a chat line.")
+    @OptionGroup var connection: ConnectionOptions
+
+    func run() throws {
+        let data = try connection.send(.showRoom)
+        if connection.json {
+            printJSON(data)
+            return
+        }
+        print(data["text"]?.stringValue ?? "")
+    }
+}

@@ -232,6 +232,29 @@ struct RoomCoordinatorTests {
         #expect(coordinator.drift.seeks == 1)
     }
 
+    @Test("attempts after a lost link keep saying where the group was, though the clock estimate is gone (redirects)")
+    func resumeAcrossAttempts() {
+        let timeline = GroupTimeline(seq: 3, position: 30, reference: Self.offset, rate: 1, playing: true)
+        var coordinator = joined(timeline: timeline, at: 0)
+        var player = SimulatedPlayer()
+        var sent: [ClientMessage] = []
+        run(&coordinator, &player, from: 0, seconds: 2, sent: &sent)
+        func resume(_ actions: [RoomCoordinator.Action]) -> ClientMessage.Hello.Resume? {
+            for case .send(.hello(let hello)) in actions { return hello.resume }
+            return nil
+        }
+        // The link drops at local 2; the first attempt knows the group's position from the clock.
+        let first = resume(coordinator.connected(now: 2))
+        #expect(first.map { abs($0.position - 32) < 0.01 && $0.playing } == true, "\(String(describing: first))")
+        // Redirected, then refused: later attempts carry it on, 3 s further along.
+        _ = coordinator.connected(now: 4)
+        let third = resume(coordinator.connected(now: 5))
+        #expect(third.map { abs($0.position - 35) < 0.01 && $0.playing && $0.rate == 1 } == true, "\(String(describing: third))")
+        // A new session (reset) has nothing to resume.
+        coordinator.reset()
+        #expect(resume(coordinator.connected(now: 6)) == nil)
+    }
+
     @Test("a paused group reports no drift (a paused player shows a whole frame, not drift)")
     func noDriftWhilePaused() {
         let timeline = GroupTimeline(seq: 3, position: 4.021, reference: Self.offset - 5, rate: 1, playing: false)

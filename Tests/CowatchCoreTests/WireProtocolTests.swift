@@ -83,6 +83,9 @@ struct WireProtocolTests {
             proof: String(repeating: "ab", count: 32))),
         .notice(Notice(actor: "alice", action: .op, others: ["bob"])),
         .notice(Notice(actor: "alice", action: .kick, others: ["mallory"])),
+        .redirect(room: "movie-night", to: Endpoint(host: "cw2.example.org", port: 7433)),
+        .redirect(room: "r", to: Endpoint(host: "2001:db8::7", port: 1)),
+        .error(code: "room-elsewhere", message: "room r is hosted by 10.0.0.2:7433, another server of this cluster"),
     ]
 
     @Test("client messages round-trip", arguments: clientMessages)
@@ -194,6 +197,13 @@ struct WireProtocolTests {
         #"{"type":"challenge","protocol":3,"nonce":"\#(String(repeating: "0", count: 64))","access":{"kind":"maybe"}}"#,
         #"{"type":"refused","code":"x","message":"evil\u009b"}"#,
         #"{"type":"notice","notice":{"actor":"a","action":"open","title":"evil\u0085"}}"#,
+        #"{"type":"redirect","room":"r","host":"evil host","port":7433}"#,
+        #"{"type":"redirect","room":"r","host":"h/../x","port":7433}"#,
+        #"{"type":"redirect","room":"r","host":"h","port":0}"#,
+        #"{"type":"redirect","room":"r","host":"h","port":70000}"#,
+        #"{"type":"redirect","room":"r","port":7433}"#,
+        #"{"type":"redirect","host":"h","port":7433}"#,
+        #"{"type":"redirect","room":"r","host":"\#(String(repeating: "a", count: 254))","port":1}"#,
     ]
 
     @Test("unknown message types decode as unknown, so they can be answered with unsupported")

@@ -67,6 +67,11 @@ final class SimulatedPlayer: MediaPlayer {
         try? command(["seek", String(target), "absolute"])
     }
 
+    /// Someone runs `script-message ARGS…` in the player (a key binding, or mpv's console).
+    func personSendsScriptMessage(_ arguments: [String]) {
+        continuation.yield(.clientMessage(arguments))
+    }
+
     // MARK: MediaPlayer
 
     func command(_ arguments: [String]) throws(MpvError) {

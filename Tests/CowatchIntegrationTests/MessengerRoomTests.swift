@@ -39,6 +39,24 @@ struct MessengerRoomTests {
         #expect(try quiet.roomStatus(1)["session"] == "joined")
     }
 
+    @Test("in the player window, c opens mpv's console for a chat line and Alt+o shows the room line")
+    func windowKeys() throws {
+        let room = try DaemonRoom(names: ["alice", "bob"], media: try TestMedia.audioVideo(), room: "keys")
+        defer { room.stop() }
+        let mpv = try room.daemons[0].playerProbe()
+        // Keys as a person presses them: c, the words, Enter (mpv's console runs the typed command).
+        _ = try mpv.request([.string("keypress"), .string("c")])
+        sleepSeconds(0.3)
+        for key in ["h", "i", "SPACE", "a", "l", "l", "ENTER"] { _ = try mpv.request([.string("keypress"), .string(key)]) }
+        let heard = try room.listeners[1].waitForEvent(named: "chat", timeout: 5)
+        #expect(heard?.fields["participant"] == "alice")
+        #expect(heard?.fields["text"] == "hi all")
+        // The room line: the same text `cowatch osd` prints.
+        _ = try mpv.request([.string("keypress"), .string("Alt+o")])
+        let printed = try runCowatch(["osd", "--socket", room.daemons[0].controlPath])
+        #expect(printed.stdout.contains("keys · 2 here: alice"), "\(printed.stdout) \(printed.stderr)")
+    }
+
     @Test("reliable messages arrive once and in order across a server restart")
     func acrossReconnect() throws {
         let room = try DaemonRoom(names: ["alice", "bob"], media: try TestMedia.audioVideo(), room: "relay")

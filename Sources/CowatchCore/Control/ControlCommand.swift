@@ -46,6 +46,9 @@ public enum ControlCommand: Sendable, Hashable {
     case getChat
     /// (1.3) A messenger message to everyone (`to` nil) or to some.
     case sendMessage(SendMessageRequest)
+    /// (1.4) The room line: who is here, who is not ready, whom the group waits for; shown on
+    /// the OSD too (`cowatch osd`).
+    case showRoom
     case quit
 
     /// The arguments of `send_message`.
@@ -111,6 +114,7 @@ public enum ControlCommand: Sendable, Hashable {
         case .chat: "chat"
         case .getChat: "get_chat"
         case .sendMessage: "send_message"
+        case .showRoom: "show_room"
         case .quit: "quit"
         }
     }
@@ -119,7 +123,7 @@ public enum ControlCommand: Sendable, Hashable {
     public static let names = [
         "play", "pause", "toggle_pause", "seek", "speed", "get_status", "get_property", "get_participants", "leave",
         "join", "end", "open", "ready", "unready", "wait_for_me", "op", "deop", "kick", "accept_open", "get_invite",
-        "chat", "get_chat", "send_message", "quit",
+        "chat", "get_chat", "send_message", "show_room", "quit",
     ]
 
     /// The command as the JSON array sent on the wire.
@@ -182,6 +186,7 @@ public enum ControlCommand: Sendable, Hashable {
         case "end": try expectCount(0...0); self = .end
         case "accept_open": try expectCount(0...0); self = .acceptOpen
         case "get_chat": try expectCount(0...0); self = .getChat
+        case "show_room": try expectCount(0...0); self = .showRoom
         case "chat":
             try expectCount(1...1)
             guard let text = args[0].stringValue, !text.isEmpty, text.utf8.count <= ChatLine.maxBytes,

@@ -355,6 +355,8 @@ extension ServerMessage {
             return message.json
         case .messageAck(let id, let delivered):
             return ["type": "message_ack", "id": .number(Double(id)), "delivered": .array(delivered.map(JSONValue.string))]
+        case .redirect(let room, let target):
+            return ["type": "redirect", "room": .string(room), "host": .string(target.host), "port": .number(Double(target.port))]
         case .unsupported(let type):
             return ["type": "unsupported", "of": .string(type)]
         case .unknown(let type):
@@ -427,6 +429,14 @@ extension ServerMessage {
             return .message(try RoomMessage(wire: reader, withSender: true))
         case "message_ack":
             return .messageAck(id: try reader.integer("id"), delivered: try reader.optionalNames("delivered") ?? [])
+        case "redirect":
+            let room = try reader.name("room", maxLength: 64)
+            guard let host = try reader.optionalString("host", maxLength: 253), RoomPlacement.isValid(host: host) else {
+                throw WireReader.violation("\"host\" must be a host name or an IP address")
+            }
+            let port = try reader.integer("port")
+            guard (1...65535).contains(port) else { throw WireReader.violation("\"port\" must be 1–65535") }
+            return .redirect(room: room, to: Endpoint(host: host, port: port))
         case "unsupported":
             return .unsupported(type: try reader.word("of"))
         case let other:

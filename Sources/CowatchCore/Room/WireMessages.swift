@@ -30,8 +30,12 @@ public enum WireFeature {
     public static let chat = "chat"
     /// The messenger (`message`, `message_ack`): opaque payloads relayed to all or some.
     public static let messages = "messages"
+    /// Cluster redirects: a server that does not host the room answers the hello with
+    /// `redirect` (the owner's address) instead of a challenge. A client without it gets the
+    /// error `room-elsewhere` naming the owner instead.
+    public static let cluster = "cluster"
     /// Every feature this build speaks.
-    public static let all = [secretHMAC, roles, actionDeadline, chat, messages]
+    public static let all = [secretHMAC, roles, actionDeadline, chat, messages, cluster]
 }
 
 /// The longest line either side accepts: a messenger payload of 64 KiB, escaped (at most twice
@@ -500,6 +504,9 @@ public enum ServerMessage: Sendable, Hashable {
     case message(RoomMessage)
     /// (`messages`) A reliable message of ours reached these participants.
     case messageAck(id: Int, delivered: [String])
+    /// (`cluster`) The answer to a hello for a room another server of the cluster hosts:
+    /// connect there (same room, secret and certificate). The server closes after this.
+    case redirect(room: String, to: Endpoint)
     /// "I do not know messages of this type"; the connection lives.
     case unsupported(type: String)
     /// A message of a type this build does not know (decoded, never sent).

@@ -82,6 +82,9 @@ public struct CowatchError: Error, Sendable, Hashable, CustomStringConvertible {
         /// A daemon refused media the room asked it to open (scheme not allowed, local path,
         /// `--accept-open`); the rest of the group carries on.
         public static let openRefused = Code(rawValue: "open-refused")
+        /// Another server of the cluster hosts the room (the message names it) and this client
+        /// cannot follow a redirect (it lacks the `cluster` feature): connect there instead.
+        public static let roomElsewhere = Code(rawValue: "room-elsewhere")
 
         // Secure room link.
         /// The room server's certificate is not the one pinned by the invite or remembered in

@@ -190,6 +190,9 @@ public struct RoomCoordinator: Sendable {
 
     public var isJoined: Bool { timelines != nil }
 
+    /// The last `resume` sent and when (local time), for attempts that follow before a welcome.
+    private var lastResume: (ClientMessage.Hello.Resume, Double)?
+
     /// Connection is up: say hello and start the clock burst. `fingerprint`: the server
     /// certificate's fingerprint as verified by TLS (`sha256:…`), empty without TLS.
     public mutating func connected(now: Double, fingerprint: String = "") -> [Action] {
@@ -200,6 +203,12 @@ public struct RoomCoordinator: Sendable {
             let expected = timelines.expected(at: reference)
             let ruling = timelines.ruling(at: reference)
             resume = .init(position: max(0, expected.position), playing: ruling.playing || ruling.holding, rate: ruling.rate)
+            lastResume = resume.map { ($0, now) }
+        } else if timelines != nil, let (saved, at) = lastResume {
+            // A further attempt before any welcome (a redirect, a server that refused us): the
+            // clock estimate is gone, so carry the last resume forward on our own clock.
+            resume = saved
+            if saved.playing { resume?.position = saved.position + max(0, now - at) * saved.rate }
         }
         estimator.reset()
         outstandingProbes = [:]
@@ -242,6 +251,7 @@ public struct RoomCoordinator: Sendable {
             token = welcome.token
             role = welcome.role
             welcomed = true
+            lastResume = nil
             timelines = TimelinePair(welcome.timeline)
             participants = welcome.participants
             activity = welcome.activity
@@ -302,6 +312,9 @@ public struct RoomCoordinator: Sendable {
             return messageReceived(message)
         case .messageAck(let id, let delivered):
             return messageAcknowledged(id, delivered: delivered)
+        case .redirect:
+            // Before any challenge: the daemon's connection loop follows it (ClusterRoute).
+            return []
         case .unsupported:
             // The server does not know something we sent: nothing to undo.
             return []
@@ -405,6 +418,7 @@ public struct RoomCoordinator: Sendable {
     /// After leaving or an end: forget the room, keep the activity and status for a later join.
     public mutating func reset() {
         timelines = nil
+        lastResume = nil
         participants = []
         pendingActions = [:]
         lastError = nil

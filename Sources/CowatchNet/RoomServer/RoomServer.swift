@@ -30,12 +30,15 @@ public struct RoomServer: Service {
     private let identity: ServerIdentity?
     private let logger: Logger
     private let onBound: (@Sendable (String, Int) -> Void)?
+    private let cluster: ClusterConfiguration?
 
     /// - Parameter identity: the TLS certificate and key; nil serves plaintext (`--no-tls`).
+    /// - Parameter cluster: share rooms with other servers through Redis (see `ClusterGate`).
     public init(
         host: String, port: Int, configuration: RoomSequencer.Configuration = .init(), state: RoomServerState? = nil,
-        identity: ServerIdentity?, logger: Logger, onBound: (@Sendable (String, Int) -> Void)? = nil
+        identity: ServerIdentity?, cluster: ClusterConfiguration? = nil, logger: Logger, onBound: (@Sendable (String, Int) -> Void)? = nil
     ) {
+        self.cluster = cluster
         self.identity = identity
         self.host = host
         self.port = port
@@ -80,10 +83,12 @@ public struct RoomServer: Service {
             records = try state.loadRecords()
         }
         let sequencer = RoomSequencer(configuration: configuration, records: records, now: monotonicSeconds())
-        let hub = RoomHub(sequencer: sequencer, state: state, logger: logger)
+        let gate = cluster.map { ClusterGate(configuration: $0, logger: logger) }
+        let hub = RoomHub(sequencer: sequencer, state: state, cluster: gate, logger: logger)
         try await withShutdownClosing(server.channel) {
             try await withThrowingDiscardingTaskGroup { group in
                 group.addTask { try? await hub.runTimers() }
+                if let gate { group.addTask { await gate.run(hub: hub) } }
                 try await server.executeThenClose { inbound in
                     for try await connection in inbound {
                         group.addTask { await hub.serve(connection) }
@@ -107,8 +112,10 @@ actor RoomHub {
         var outbox: ConnectionOutbox
     }
 
-    private var sequencer: RoomSequencer
+    var sequencer: RoomSequencer
     private let state: RoomServerState?
+    /// In a cluster: places each connection's hello (serve, claim or redirect) before the sequencer sees it.
+    let cluster: ClusterGate?
     private let logger: Logger
     private var outgoing: [Int: ConnectionOutbox] = [:]
     /// Each connection's channel, to close it outright when its peer must go (a blocked write or
@@ -124,8 +131,9 @@ actor RoomHub {
     private var recordsChanged = false
     private var nextSave = 0.0
 
-    init(sequencer: RoomSequencer, state: RoomServerState?, logger: Logger) {
+    init(sequencer: RoomSequencer, state: RoomServerState?, cluster: ClusterGate? = nil, logger: Logger) {
         self.sequencer = sequencer
+        self.cluster = cluster
         self.state = state
         self.logger = logger
     }
@@ -148,8 +156,24 @@ actor RoomHub {
             try await connection.executeThenClose { inbound, _ in
                 // Runs on the hub (executeThenClose inherits its isolation): one resume per read,
                 // with every line it carried, decoded.
-                for try await lines in inbound {
-                    if !self.handle(lines, from: id) { break }
+                var placed = self.cluster == nil
+                reading: for try await lines in inbound {
+                    guard !placed, let cluster = self.cluster else {
+                        if !self.handle(lines, from: id) { break reading }
+                        continue
+                    }
+                    // In a cluster, lines pass the gate one by one until the hello is placed.
+                    for line in lines {
+                        if !placed {
+                            guard case .message(let message) = line else {
+                                if !self.handle([line], from: id) { break reading }
+                                continue
+                            }
+                            guard let hello = await cluster.admit(message, from: id, hub: self) else { break reading }
+                            placed = hello
+                        }
+                        if !self.handle([line], from: id) { break reading }
+                    }
                 }
                 // The peer left, or was refused or dropped: what is queued (such as the error) is
                 // written, then the channel closes (bounded: a peer that reads nothing is not waited for).
@@ -204,7 +228,7 @@ actor RoomHub {
         outgoing.removeValue(forKey: id)?.finish()
     }
 
-    private func perform(_ outputs: [RoomSequencer.Output]) {
+    func perform(_ outputs: [RoomSequencer.Output]) {
         // A broadcast comes as one output per member with the same message, one after another:
         // encoded once, and the same buffer queued for each.
         var lastMessage: ServerMessage?

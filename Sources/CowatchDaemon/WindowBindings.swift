@@ -1,0 +1,29 @@
+import CowatchMpv
+
+/// Keys the daemon adds to the mpv window, and the `script-message`s behind them:
+/// - `c` opens mpv's console with `script-message cowatch-chat ` typed: write, press Enter, and
+///   the line goes to the room's chat;
+/// - `Alt+o` shows the room line (who is here, who is not ready, whom the group waits for).
+///
+/// The section is mpv's "default" kind, so a person's own input.conf wins; they can bind any
+/// key there to `script-message cowatch-chat WORDS…` or `script-message cowatch-room`.
+///
+/// Threading: `install` calls the player (thread-safe); call it once after the player starts.
+enum WindowBindings {
+    static let chatMessage = "cowatch-chat"
+    static let roomMessage = "cowatch-room"
+    static let section = "cowatch"
+
+    /// The bindings in input.conf's syntax.
+    static let bindings = """
+        c script-message-to console type "script-message \(chatMessage) "
+        Alt+o script-message \(roomMessage)
+        """
+
+    /// Adds and enables the section. A player without the commands (or without a console)
+    /// keeps working: the script messages still reach us from input.conf.
+    static func install(on player: any MediaPlayer) {
+        try? player.command(["define-section", section, bindings, "default"])
+        try? player.command(["enable-section", section])
+    }
+}

@@ -11,6 +11,7 @@ let package = Package(
         .executable(name: "cowatch", targets: ["cowatch"]),
         .executable(name: "cowatch-server", targets: ["cowatch-server"]),
         .executable(name: "cowatch-bench", targets: ["cowatch-bench"]),
+        .executable(name: "cowatch-load", targets: ["cowatch-load"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
@@ -102,6 +103,17 @@ let package = Package(
             name: "cowatch-bench",
             dependencies: [
                 "CowatchTestSupport", "CowatchClient", "CowatchCore", "CowatchNet",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            swiftSettings: strict
+        ),
+        // Simulated participants for the server benchmark, one process of many.
+        .executableTarget(
+            name: "cowatch-load",
+            dependencies: [
+                "CowatchTestSupport", "CowatchClient", "CowatchCore",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),

@@ -258,7 +258,7 @@ actor RoomSession {
             return .refused(error)
         } catch {
             // Busy (caps, a room that opens when its host is in): try again with the backoff.
-            if let failure = lastFailure, failure.code != .serverBusy { return .refused(failure) }
+            if let failure = lastFailure, failure.code != .serverBusy, failure.code != .serverFull { return .refused(failure) }
             if !isJoined { reportConnectFailure(error) }
             logger.debug("room connection ended", metadata: ["cowatch.room.error": "\(error)"])
             return .lost

@@ -13,11 +13,15 @@ public final class ServerProcess {
 
     /// Starts `cowatch-server --listen 127.0.0.1:0` and reads the port it reports.
     /// `openFiles`: a descriptor limit for the server (run under `ulimit -n`), to see it at its limit.
-    public init(port requestedPort: Int = 0, extraArguments: [String] = [], stateDirectory: String? = nil, openFiles: Int? = nil) throws {
+    /// `executable`: another build of the server (a benchmark's baseline); default the package's own.
+    public init(
+        port requestedPort: Int = 0, extraArguments: [String] = [], stateDirectory: String? = nil, openFiles: Int? = nil,
+        executable: String? = nil
+    ) throws {
         logPath = "/tmp/cowatch-server-\(getpid())-\(UUID().uuidString.prefix(8)).log"
         self.stateDirectory = stateDirectory ?? logPath.replacingOccurrences(of: ".log", with: ".state")
         _ = FileManager.default.createFile(atPath: logPath, contents: nil)
-        process.executableURL = URL(fileURLWithPath: try Binaries.path("cowatch-server"))
+        process.executableURL = URL(fileURLWithPath: try executable ?? Binaries.path("cowatch-server"))
         process.arguments = ["--listen", "127.0.0.1:\(requestedPort)", "--state-dir", self.stateDirectory] + extraArguments
         if let openFiles {
             let binary = process.executableURL!.path

@@ -71,7 +71,9 @@ struct CowatchServer: AsyncParsableCommand {
     @Flag(help: "Serve without TLS: room links travel in clear and unauthenticated. For loopback and tests only.")
     var noTLS = false
 
-    @Option(help: ArgumentHelp("Connections at once, in total (default 4096).", valueName: "N"))
+    @Option(help: ArgumentHelp(
+        "Connections at once, in total; past it newcomers are refused with server-full (default 12000, and at most the open-file limit less 64).",
+        valueName: "N"))
     var maxConnections: Int?
 
     @Option(help: ArgumentHelp("Connections at once from one address (default 32).", valueName: "N"))
@@ -147,6 +149,17 @@ struct CowatchServer: AsyncParsableCommand {
             guard let value else { continue }
             guard (1...1_000_000).contains(value) else { fail("\(flag) must be between 1 and 1000000", code: 2) }
             apply(&configuration, value)
+        }
+        // Past the descriptor limit accept() would fail and connections pile up unanswered: cap
+        // below it, so newcomers get a clear server-full instead.
+        let limit = openFileLimit()
+        let descriptors = limit - min(64, limit / 4)  // the rest for the listener, the event loops, files
+        if configuration.admission.maxConnections > descriptors {
+            if maxConnections != nil {
+                FileHandle.standardError.write(Data(
+                    "cowatch-server: --max-connections lowered to \(descriptors): the open-file limit is \(limit) (ulimit -n)\n".utf8))
+            }
+            configuration.admission.maxConnections = max(1, descriptors)
         }
         if let helloTimeout {
             guard helloTimeout.isFinite, helloTimeout > 0, helloTimeout <= 600 else { fail("--hello-timeout must be a positive number of seconds", code: 2) }
@@ -245,6 +258,13 @@ struct CowatchServer: AsyncParsableCommand {
         }
         if let xdg = environment["XDG_STATE_HOME"], xdg.hasPrefix("/") { return xdg + "/cowatch/server" }
         return (environment["HOME"] ?? "/tmp") + "/.local/state/cowatch/server"
+    }
+
+    /// The soft limit on open descriptors (RLIMIT_NOFILE).
+    func openFileLimit() -> Int {
+        var limit = rlimit()
+        guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0, limit.rlim_cur != rlim_t.max else { return Int.max / 2 }
+        return Int(clamping: limit.rlim_cur)
     }
 
     func parseListen(_ text: String) -> (String, Int) {

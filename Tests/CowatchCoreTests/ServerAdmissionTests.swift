@@ -23,7 +23,7 @@ struct ServerAdmissionTests {
         // Another address is not affected, up to the total.
         do { let result = admission.connected(5, address: "b", now: 0); #expect(result == nil) }
         do { let result = admission.connected(6, address: "c", now: 0); #expect(result == nil) }
-        do { let result = admission.connected(7, address: "d", now: 0); #expect(result?.code == .serverBusy) }
+        do { let result = admission.connected(7, address: "d", now: 0); #expect(result?.code == .serverFull) }
         admission.disconnected(1)
         do { let result = admission.connected(8, address: "d", now: 0); #expect(result == nil) }
     }

@@ -387,7 +387,12 @@ extension ServerMessage {
         }
     }
 
-    public func encoded() -> [UInt8] { json.encoded() + [UInt8(ascii: "\n")] }
+    /// One line, newline included: the frequent messages through the hand-written
+    /// `WireLineWriter`, the rest through `json` (both give the same bytes).
+    public func encoded() -> [UInt8] { fastEncoded() ?? genericEncoded() }
+
+    /// Through `json` and Foundation's encoder, always (the reference the fast path must match).
+    public func genericEncoded() -> [UInt8] { json.encoded() + [UInt8(ascii: "\n")] }
 
     public static func decode<Bytes: Collection<UInt8>>(line: Bytes) throws(CowatchError) -> ServerMessage {
         let reader = try WireReader(line: line)

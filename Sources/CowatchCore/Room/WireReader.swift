@@ -4,6 +4,11 @@ struct WireReader {
 
     init<Bytes: Collection<UInt8>>(line: Bytes) throws(CowatchError) {
         guard line.count <= wireMaxLineBytes else { throw Self.violation("line longer than \(wireMaxLineBytes) bytes") }
+        // The frequent flat lines without Foundation's decoder; anything else as before.
+        if let object = FlatJSONObject.parse(line) {
+            try self.init(object: .object(object))
+            return
+        }
         let value: JSONValue
         do {
             value = try JSONValue.parse(line)

@@ -66,6 +66,8 @@ public struct CowatchError: Error, Sendable, Hashable, CustomStringConvertible {
         public static let roomFull = Code(rawValue: "room-full")
         /// The server has too many connections (in total or from this address); try later.
         public static let serverBusy = Code(rawValue: "server-busy")
+        /// The server is at its participant cap (`--max-connections`); try later, or another server.
+        public static let serverFull = Code(rawValue: "server-full")
         /// The peer does not know this message type or feature; the connection lives.
         public static let unsupported = Code(rawValue: "unsupported")
         /// This participant's role does not allow the request (managed rooms, `end`, `kick`, `op`).

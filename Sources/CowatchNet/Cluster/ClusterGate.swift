@@ -33,11 +33,11 @@ actor ClusterGate {
         self.recordMemory = RoomSequencer.Configuration().dormantRoomMemory
     }
 
-    /// One line of a connection whose hello is not placed yet: true when it was a hello to serve
+    /// One (decoded) line of a connection whose hello is not placed yet: true when it was a hello to serve
     /// here, false when it was not a hello (the hub handles it as usual), nil when the connection
     /// was sent elsewhere or refused (the hub already has the answer and closes it).
-    func admit(line: [UInt8], from id: Int, hub: RoomHub) async -> Bool? {
-        guard case .hello(let hello)? = try? ClientMessage.decode(line: line) else { return false }
+    func admit(_ message: ClientMessage, from id: Int, hub: RoomHub) async -> Bool? {
+        guard case .hello(let hello) = message else { return false }
         guard let refusal = await place(hello, hub: hub) else { return true }
         await hub.clusterRefuse(id, refusal)
         return nil

@@ -10,7 +10,8 @@ import NIOCore
 /// read), and both give up on a peer that makes no progress for `stallLimit` seconds by
 /// closing the channel.
 ///
-/// Threading: runs in the connection's reader task, off the room's actor.
+/// Threading: called from the hub's connection loop; a nonisolated async function, so it runs
+/// off the rooms' actor (which stays free while a transfer waits for bytes or the disk).
 enum ServerTransfer {
     /// Seconds without a byte moving before a transfer is abandoned.
     static let stallLimit = 30.0
@@ -24,7 +25,7 @@ enum ServerTransfer {
     /// arrived and has its SHA-256 (nil: the peer went away or failed first; what arrived is
     /// kept for a resume). A download returns nil.
     static func run(
-        _ plan: Plan, store: AttachmentStore, chunks: inout NIOAsyncChannelInboundStream<ByteBuffer>.AsyncIterator,
+        _ plan: Plan, store: AttachmentStore, chunks: inout NIOAsyncChannelInboundStream<[ClientLine]>.AsyncIterator,
         outbound: NIOAsyncChannelOutboundWriter<ByteBuffer>, channel: any Channel
     ) async -> Bool? {
         let progress = Locked(monotonicSeconds())
@@ -55,13 +56,13 @@ enum ServerTransfer {
     }
 
     private static func receive(
-        id: String, size: Int, store: AttachmentStore, chunks: inout NIOAsyncChannelInboundStream<ByteBuffer>.AsyncIterator,
+        id: String, size: Int, store: AttachmentStore, chunks: inout NIOAsyncChannelInboundStream<[ClientLine]>.AsyncIterator,
         outbound: NIOAsyncChannelOutboundWriter<ByteBuffer>, progress: Locked<Double>
     ) async throws -> Bool? {
         let writer = try ContentWriter(path: store.partialPath(of: id), size: size, resume: true)
         try await outbound.write(ByteBuffer(bytes: ServerMessage.transferReady(offset: writer.written, size: size).encoded()))
         while !writer.isComplete {
-            guard let chunk = try await chunks.next() else { return nil }
+            guard let chunk = try await nextBytes(&chunks) else { return nil }
             try writer.append(chunk)
             progress.withLock { $0 = monotonicSeconds() }
         }
@@ -71,6 +72,19 @@ enum ServerTransfer {
         }
         try store.commit(id)
         return true
+    }
+
+    /// The next bytes of the upload (`ClientLineHandler` passes them through after the line).
+    private static func nextBytes(_ chunks: inout NIOAsyncChannelInboundStream<[ClientLine]>.AsyncIterator) async throws -> ByteBuffer? {
+        while let batch = try await chunks.next() {
+            var joined = ByteBuffer()
+            for item in batch {
+                guard case .raw(var bytes) = item else { throw CowatchError(.protocolViolation, "a line inside a transfer") }
+                joined.writeBuffer(&bytes)
+            }
+            if joined.readableBytes > 0 { return joined }
+        }
+        return nil
     }
 
     private static func send(

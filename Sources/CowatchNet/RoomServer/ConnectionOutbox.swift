@@ -1,6 +1,8 @@
 import CowatchCore
+import NIOCore
 
-/// What the room server still has to write to one connection, in two lanes.
+/// What the room server still has to write to one connection, in two lanes, as encoded lines
+/// (a broadcast is encoded once and the same buffer queued for every member).
 ///
 /// Sync traffic (time replies, timelines, notices, participant lists) goes in the first lane and
 /// is always written before the second, which carries chat and messenger traffic: a burst of
@@ -8,10 +10,15 @@ import CowatchCore
 /// stops reading fills the first (it is then dropped, as before); unreliable messages are
 /// refused beyond `droppableLimit` queued (dropped, nobody else waits); reliable ones beyond
 /// `secondLaneLimit` drop the peer too. A marker (`pushMarker`) queued behind a reliable copy
-/// comes back with the batch that writes it, so the server acknowledges a message only once its
-/// copies are written (`RoomSequencer.DeliveryTracker`).
+/// is reported (`onWritten`) once the write that carries it completed, so the server
+/// acknowledges a message only once its copies are written (`RoomSequencer.DeliveryTracker`).
 ///
-/// Threading: any thread; `next()` has one consumer (the connection's writer).
+/// The outbox writes on its channel's event loop itself: a push schedules one drain there (pushes
+/// meanwhile join it), which writes what is queued and flushes once — no writer task to wake per
+/// connection. It writes only while the channel is writable (`writabilityChanged` resumes it), so
+/// a peer that stops reading fills the lanes instead of the server's memory.
+///
+/// Threading: any thread; draining happens on the channel's event loop.
 final class ConnectionOutbox: Sendable {
     enum Lane { case sync, message, droppable }
 
@@ -27,34 +34,53 @@ final class ConnectionOutbox: Sendable {
     static let secondLaneLimit = 1024
     static let droppableLimit = 64
 
-    /// What one write carries: messages (nil means "close after these") and the markers of the
+    /// What one write carries: lines (nil means "close after these") and the markers of the
     /// reliable copies among them.
     struct Batch {
-        var messages: [ServerMessage?] = []
+        var messages: [ByteBuffer?] = []
         var markers: [Int] = []
         var isEmpty: Bool { messages.isEmpty && markers.isEmpty }
     }
 
     private enum Entry {
-        case message(ServerMessage)
+        case message(ByteBuffer)
         case marker(Int)
     }
 
     private struct State {
-        var sync: [ServerMessage?] = []
+        var sync: [ByteBuffer?] = []
         var messages: [Entry] = []
-        var waiter: CheckedContinuation<Batch, Never>?
         var finished = false
+        /// A drain is scheduled on the event loop (pushes meanwhile need not schedule another).
+        var scheduled = false
+        /// The close marker was written: nothing more goes out.
+        var closed = false
+        var onWritten: (@Sendable ([Int]) -> Void)?
 
         var syncCount: Int { sync.count }
         /// Messages in the second lane (markers not counted).
         var queuedMessages = 0
+        var isEmpty: Bool { sync.isEmpty && messages.isEmpty }
     }
 
     private let state = Locked(State())
+    private let channel: any Channel
+    /// Completed once everything up to the close marker is written (or the channel closed).
+    private let done: EventLoopPromise<Void>
 
-    /// Queues `message`; nil in the sync lane means "close after what is queued".
-    func push(_ message: ServerMessage?, lane: Lane) -> Outcome {
+    init(channel: any Channel) {
+        self.channel = channel
+        self.done = channel.eventLoop.makePromise()
+        channel.closeFuture.whenComplete { [done] _ in done.succeed() }
+    }
+
+    /// Called with the markers of each completed write (from the event loop).
+    func onWritten(_ handler: @escaping @Sendable ([Int]) -> Void) {
+        state.withLock { $0.onWritten = handler }
+    }
+
+    /// Queues `message` (one encoded line); nil in the sync lane means "close after what is queued".
+    func push(_ message: ByteBuffer?, lane: Lane) -> Outcome {
         enqueue { state in
             switch lane {
             case .sync:
@@ -71,8 +97,8 @@ final class ConnectionOutbox: Sendable {
         }
     }
 
-    /// Queues `token` behind the messages queued so far: `next()` returns it with the batch that
-    /// writes them. Markers do not count against the lane's limit (one follows each reliable copy).
+    /// Queues `token` behind the messages queued so far: it is reported with the write that
+    /// carries them. Markers do not count against the lane's limit (one follows each reliable copy).
     func pushMarker(_ token: Int) {
         _ = enqueue { state in
             state.messages.append(.marker(token))
@@ -81,44 +107,99 @@ final class ConnectionOutbox: Sendable {
     }
 
     private func enqueue(_ change: (inout State) -> Outcome) -> Outcome {
-        let (outcome, waiter, batch) = state.withLock { state -> (Outcome, CheckedContinuation<Batch, Never>?, Batch) in
-            guard !state.finished else { return (.queued, nil, Batch()) }
+        let (outcome, schedule) = state.withLock { state -> (Outcome, Bool) in
+            guard !state.finished, !state.closed else { return (.queued, false) }
             let outcome = change(&state)
-            guard outcome == .queued, let waiter = state.waiter else { return (outcome, nil, Batch()) }
-            state.waiter = nil
-            return (.queued, waiter, Self.take(&state))
+            guard outcome == .queued, !state.scheduled else { return (outcome, false) }
+            state.scheduled = true
+            return (outcome, true)
         }
-        waiter?.resume(returning: batch)
+        if schedule { channel.eventLoop.execute { self.drain() } }
         return outcome
     }
 
-    /// What is queued, sync lane first, then up to `messagesPerBatch` messages (waits while empty). An empty result means finished;
-    /// a nil element means "close now".
-    /// Cancelling the waiting task finishes the outbox (a server shutting down).
-    func next() async -> Batch {
-        await withTaskCancellationHandler {
-            await withCheckedContinuation { continuation in
-                let ready = state.withLock { state -> Batch? in
-                    if !state.sync.isEmpty || !state.messages.isEmpty { return Self.take(&state) }
-                    if state.finished || Task.isCancelled { return Batch() }
-                    state.waiter = continuation
-                    return nil
-                }
-                if let ready { continuation.resume(returning: ready) }
-            }
-        } onCancel: {
-            finish()
+    /// No more messages: what is queued is still written, then nothing.
+    func finish() {
+        let empty = state.withLock { state -> Bool in
+            state.finished = true
+            return state.isEmpty && !state.scheduled
         }
+        if empty { done.succeed() }
     }
 
-    /// No more messages; `next()` returns what is left, then empty.
-    func finish() {
-        let waiter = state.withLock { state -> CheckedContinuation<Batch, Never>? in
-            state.finished = true
-            defer { state.waiter = nil }
-            return state.waiter
+    /// Waits (at most `timeout` seconds) until what was queued before `finish` is written.
+    func drained(timeout: TimeAmount = .seconds(5)) async {
+        let timer = channel.eventLoop.scheduleTask(in: timeout) { [done] in done.succeed() }
+        try? await done.futureResult.get()
+        timer.cancel()
+    }
+
+    /// The channel became writable (or not): resume writing.
+    func writabilityChanged() {
+        guard channel.isWritable else { return }
+        let schedule = state.withLock { state -> Bool in
+            guard !state.scheduled, !state.isEmpty, !state.closed else { return false }
+            state.scheduled = true
+            return true
         }
-        waiter?.resume(returning: Batch())
+        if schedule { drain() }
+    }
+
+    /// Writes what is queued (on the event loop), sync lane first, then up to `messagesPerBatch`
+    /// messages; flushes once. More waiting: another drain is scheduled, so a sync message queued
+    /// meanwhile goes first.
+    private func drain() {
+        guard channel.isWritable else {
+            // `writabilityChanged` resumes.
+            state.withLock { $0.scheduled = false }
+            return
+        }
+        let (batch, more, handler, finished) = state.withLock { state -> (Batch, Bool, (@Sendable ([Int]) -> Void)?, Bool) in
+            let batch = Self.take(&state)
+            let more = !state.isEmpty
+            if !more { state.scheduled = false }
+            return (batch, more, state.onWritten, state.finished)
+        }
+        var close = false
+        var last: EventLoopPromise<Void>?
+        for line in batch.messages {
+            guard let line else {
+                close = true
+                break
+            }
+            channel.write(line, promise: nil)
+        }
+        if close || !batch.markers.isEmpty {
+            last = channel.eventLoop.makePromise()
+            channel.writeAndFlush(ByteBuffer(), promise: last)
+        } else {
+            channel.flush()
+        }
+        if let last {
+            let markers = batch.markers
+            let close = close
+            let channel = self.channel
+            let done = self.done
+            last.futureResult.whenComplete { result in
+                if case .success = result, !markers.isEmpty { handler?(markers) }
+                if close {
+                    done.succeed()
+                    channel.close(promise: nil)
+                }
+            }
+        }
+        if close {
+            state.withLock { state in
+                state.closed = true
+                state.scheduled = false
+            }
+            return
+        }
+        if more {
+            channel.eventLoop.execute { self.drain() }
+        } else if finished {
+            done.succeed()
+        }
     }
 
     /// Messages written per batch at most: a sync message queued meanwhile waits for no more.

@@ -11,11 +11,13 @@ import Glibc
 /// The room server on TCP: one `RoomSequencer` behind an actor, many connections.
 ///
 /// Used by `cowatch-server` and embedded in `cowatchd --host`. Each connection's lines are
-/// decoded here (`WireCodec`) and go to the sequencer in arrival order; its outputs go out
-/// through one bounded writer per connection, so a peer that stops reading is dropped instead
-/// of stalling the room. A peer that sends garbage, an over-long line or floods is
-/// disconnected alone. With a `state` directory, the token key and the rooms' secrets and roles
-/// survive a restart.
+/// decoded on its event loop (`ClientLineHandler`, which also answers clock probes there) and
+/// go to the sequencer in arrival order, a read's worth at a time; its outputs are encoded once
+/// per broadcast and go out through one bounded outbox per connection, written on the
+/// connection's event loop, so a peer that stops reading is dropped instead of stalling the
+/// room. A peer that sends garbage, an over-long line or floods is disconnected alone. With a
+/// `state` directory, the token key and the rooms' secrets and roles survive a restart (saved
+/// at most once a second, and on shutdown).
 ///
 /// Threading: a `Service`; `run()` once. `onBound` reports the actual port (useful with port 0).
 /// Errors: `run()` throws `io-error` when it cannot listen, `invalid-configuration` for a bad
@@ -48,7 +50,8 @@ public struct RoomServer: Service {
 
     public func run() async throws {
         let tls = try identity?.makeServerContext()
-        let server: NIOAsyncChannel<NIOAsyncChannel<ByteBuffer, ByteBuffer>, Never>
+        let server: NIOAsyncChannel<RoomHub.Accepted, Never>
+        let admission = configuration.admission
         do {
             server = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
                 .serverChannelOption(.backlog, value: 256)
@@ -57,7 +60,12 @@ public struct RoomServer: Service {
                 .bind(host: host, port: port) { channel in
                     channel.eventLoop.makeCompletedFuture {
                         if let tls { try PinnedTLS.addServerHandlers(to: channel, context: tls) }
-                        return try NIOAsyncChannel<ByteBuffer, ByteBuffer>(wrappingChannelSynchronously: channel)
+                        // Lines are decoded, clock probes answered and replies written on the event loop.
+                        let outbox = ConnectionOutbox(channel: channel)
+                        try channel.pipeline.syncOperations.addHandler(
+                            ClientLineHandler(outbox: outbox, floodBurst: admission.floodBurst, floodRate: admission.floodRate))
+                        return RoomHub.Accepted(
+                            connection: try RoomHub.Connection(wrappingChannelSynchronously: channel), outbox: outbox)
                     }
                 }
         } catch {
@@ -98,6 +106,15 @@ public struct RoomServer: Service {
 
 /// Owns the sequencer and the connections' outgoing queues.
 actor RoomHub {
+    /// A connection as the hub sees it: decoded lines in (a batch per read); encoded lines go
+    /// out through its outbox, which writes on the channel's event loop.
+    typealias Connection = NIOAsyncChannel<[ClientLine], ByteBuffer>
+
+    struct Accepted: Sendable {
+        var connection: Connection
+        var outbox: ConnectionOutbox
+    }
+
     var sequencer: RoomSequencer
     private let state: RoomServerState?
     /// In a cluster: places each connection's hello (serve, claim or redirect) before the sequencer sees it.
@@ -116,6 +133,9 @@ actor RoomHub {
     /// The journal's attachment bytes, and what each transfer connection is to do.
     let store: AttachmentStore
     private var transferPlans: [Int: ServerTransfer.Plan] = [:]
+    /// The rooms' records changed since they were last saved.
+    private var recordsChanged = false
+    private var nextSave = 0.0
 
     init(sequencer: RoomSequencer, state: RoomServerState?, store: AttachmentStore, cluster: ClusterGate? = nil, logger: Logger) {
         self.sequencer = sequencer
@@ -125,10 +145,15 @@ actor RoomHub {
         self.logger = logger
     }
 
-    func serve(_ connection: NIOAsyncChannel<ByteBuffer, ByteBuffer>) async {
+    func serve(_ accepted: Accepted) async {
+        let connection = accepted.connection
         nextID += 1
         let id = nextID
-        let outbox = ConnectionOutbox()
+        let outbox = accepted.outbox
+        outbox.onWritten { [weak self] markers in
+            guard let self else { return }
+            Task { await self.written(markers, on: id) }
+        }
         outgoing[id] = outbox
         channels[id] = connection.channel
         let address = connection.channel.remoteAddress?.ipAddress ?? "unknown"
@@ -136,70 +161,44 @@ actor RoomHub {
         logger.trace("room connection", metadata: ["cowatch.room.connection": "\(id)"])
         do {
             try await connection.executeThenClose { inbound, outbound in
-                enum Side { case reader, writer }
-                try await withThrowingTaskGroup(of: Side.self) { group in
-                    group.addTask {
-                        // Whatever is queued goes out in one write (one flush), sync lane first.
-                        writing: while true {
-                            let batch = await outbox.next()
-                            if batch.isEmpty { break }
-                            var buffer = ByteBuffer()
-                            var close = false
-                            for message in batch.messages {
-                                guard let message else {
-                                    close = true
-                                    break
-                                }
-                                buffer.writeBytes(message.encoded())
-                            }
-                            if buffer.readableBytes > 0 { try await outbound.write(buffer) }
-                            if !batch.markers.isEmpty { await self.written(batch.markers, on: id) }
-                            if close { break writing }
-                        }
-                        return .writer
+                // Runs on the hub (executeThenClose inherits its isolation): one resume per read,
+                // with every line it carried, decoded.
+                var placed = self.cluster == nil
+                var batches = inbound.makeAsyncIterator()
+                reading: while let lines = try await batches.next() {
+                    if placed, !lines.contains(where: Self.isTransfer) {
+                        if !self.handle(lines, from: id) { break reading }
+                        continue
                     }
-                    group.addTask {
-                        var framer = LineFramer(maxLineBytes: wireMaxLineBytes)
-                        var placed = self.cluster == nil
-                        var chunks = inbound.makeAsyncIterator()
-                        reading: while let chunk = try await chunks.next() {
-                            let items = framer.feed(chunk.readableBytesView)
-                            for (index, item) in items.enumerated() {
-                                switch item {
-                                case .line(let line):
-                                    if !placed, let cluster = self.cluster {
-                                        guard let hello = await cluster.admit(line: line, from: id, hub: self) else { break reading }
-                                        placed = hello
-                                    }
-                                    if await !self.handle(line: line, from: id) { break reading }
-                                    if let plan = await self.takeTransferPlan(id) {
-                                        // A transfer connection: raw bytes after its one line, and
-                                        // only once told to send them.
-                                        guard index == items.count - 1, framer.pendingByteCount == 0 else {
-                                            await self.refuseEarlyBytes(id)
-                                            break reading
-                                        }
-                                        let verified = await ServerTransfer.run(
-                                            plan, store: self.store, chunks: &chunks, outbound: outbound, channel: connection.channel)
-                                        if let verified { await self.uploadFinished(id, verified: verified) }
-                                        break reading
-                                    }
-                                case .tooLong:
-                                    await self.refuseOverlong(id)
-                                    break reading
-                                }
+                    // In a cluster, lines pass the gate one by one until the hello is placed; a
+                    // transfer line hands the rest of the connection to the transfer.
+                    for (index, line) in lines.enumerated() {
+                        if !placed, let cluster = self.cluster {
+                            guard case .message(let message) = line else {
+                                if !self.handle([line], from: id) { break reading }
+                                continue
                             }
+                            guard let hello = await cluster.admit(message, from: id, hub: self) else { break reading }
+                            placed = hello
                         }
-                        return .reader
+                        if !self.handle([line], from: id) { break reading }
+                        if let plan = self.takeTransferPlan(id) {
+                            // Raw bytes follow its one line, and only once told to send them.
+                            guard index == lines.count - 1 else {
+                                self.refuseEarlyBytes(id)
+                                break reading
+                            }
+                            let verified = await ServerTransfer.run(
+                                plan, store: self.store, chunks: &batches, outbound: outbound, channel: connection.channel)
+                            if let verified { self.uploadFinished(id, verified: verified) }
+                            break reading
+                        }
                     }
-                    // The peer left or was refused (reader ends first): let the writer flush what is
-                    // queued, such as the error, then stop. We closed it (writer ends first): stop
-                    // reading too, or a peer that never sends would hold the connection open.
-                    let first = try await group.next()
-                    self.finishOutgoing(id)
-                    if first == .writer { group.cancelAll() }
-                    _ = try await group.next()
                 }
+                // The peer left, or was refused or dropped: what is queued (such as the error) is
+                // written, then the channel closes (bounded: a peer that reads nothing is not waited for).
+                self.finishOutgoing(id)
+                await outbox.drained()
             }
         } catch {
             logger.trace("room connection ended", metadata: ["cowatch.room.error": "\(error)"])
@@ -218,6 +217,7 @@ actor RoomHub {
     /// The server is shutting down (see `isStopping`).
     func stopping() {
         isStopping = true
+        if recordsChanged { saveRecords() }
     }
 
     private func acknowledge(_ acks: [(RoomSequencer.ConnectionID, ServerMessage)]) {
@@ -225,15 +225,29 @@ actor RoomHub {
         perform(acks.map { .sendMessage($0.0, $0.1, reliable: true) })
     }
 
-    /// Returns false when the connection must stop reading (it was closed).
-    private func handle(line: [UInt8], from id: Int) -> Bool {
+    /// The lines of one read, in order. Returns false when the connection must stop reading (it
+    /// was closed).
+    private func handle(_ lines: [ClientLine], from id: Int) -> Bool {
         let now = monotonicSeconds()
-        do {
-            perform(sequencer.received(try ClientMessage.decode(line: line), from: id, now: now))
-        } catch {
-            perform(sequencer.rejected(id, error, now: now))
+        for line in lines {
+            guard outgoing[id] != nil else { return false }
+            switch line {
+            case .message(let message):
+                perform(sequencer.received(message, from: id, now: now))
+            case .invalid(let error):
+                perform(sequencer.rejected(id, error, now: now))
+            case .tooLong:
+                perform(sequencer.rejected(id, CowatchError(.protocolViolation, "line longer than \(wireMaxLineBytes) bytes"), now: now))
+            case .raw:
+                // Only after an accepted transfer line, which the connection loop hands over.
+                perform(sequencer.rejected(id, CowatchError(.protocolViolation, "bytes where a line was expected"), now: now))
+            }
         }
         return outgoing[id] != nil
+    }
+
+    private static func isTransfer(_ line: ClientLine) -> Bool {
+        if case .message(.transfer) = line { true } else { false }
     }
 
     private func takeTransferPlan(_ id: Int) -> ServerTransfer.Plan? {
@@ -249,23 +263,27 @@ actor RoomHub {
         perform(sequencer.uploadFinished(id, verified: verified, now: monotonicSeconds()))
     }
 
-    private func refuseOverlong(_ id: Int) {
-        perform(sequencer.rejected(id, CowatchError(.protocolViolation, "line longer than \(wireMaxLineBytes) bytes"), now: monotonicSeconds()))
-    }
-
     private func finishOutgoing(_ id: Int) {
         _ = outgoing[id]?.push(nil, lane: .sync)
         outgoing.removeValue(forKey: id)?.finish()
     }
 
     func perform(_ outputs: [RoomSequencer.Output]) {
+        // A broadcast comes as one output per member with the same message, one after another:
+        // encoded once, and the same buffer queued for each.
+        var lastMessage: ServerMessage?
+        var lastLine = ByteBuffer()
         for output in outputs {
             switch output {
             case .send(let id, let message), .sendMessage(let id, let message, _):
                 guard let outbox = outgoing[id] else { continue }
                 var lane = ConnectionOutbox.Lane.sync
                 if case .sendMessage(_, _, let reliable) = output { lane = reliable ? .message : .droppable }
-                if outbox.push(message, lane: lane) == .full {
+                if message != lastMessage {
+                    lastMessage = message
+                    lastLine = ByteBuffer(bytes: message.encoded())
+                }
+                if outbox.push(lastLine, lane: lane) == .full {
                     logger.debug("dropping a peer that does not read", metadata: ["cowatch.room.connection": "\(id)"])
                     perform(sequencer.disconnected(id, now: monotonicSeconds()))
                     outgoing.removeValue(forKey: id)?.finish()
@@ -281,7 +299,9 @@ actor RoomHub {
             case .close(let id):
                 finishOutgoing(id)
             case .saveRecords:
-                saveRecords()
+                // Written by the timer at most once a second: a thousand rooms created in a burst
+                // would otherwise rewrite the whole file a thousand times.
+                recordsChanged = true
             case .receiveUpload(let id, let content, let size):
                 transferPlans[id] = .upload(id: content, size: size)
             case .sendDownload(let id, let content, let size, let offset):
@@ -293,6 +313,7 @@ actor RoomHub {
     }
 
     private func saveRecords() {
+        recordsChanged = false
         guard let state else { return }
         do {
             try state.saveRecords(sequencer.records)
@@ -305,9 +326,15 @@ actor RoomHub {
     func runTimers() async throws {
         while !Task.isCancelled {
             let now = monotonicSeconds()
-            let wait = min(0.1, max(0.001, (sequencer.nextDeadline() ?? now + 0.1) - now))
+            // 5 ms at least: deadlines are holds and lists, and waking more often only costs.
+            let wait = min(0.1, max(0.005, (sequencer.nextDeadline() ?? now + 0.1) - now))
             try await Task.sleep(for: .seconds(wait))
-            perform(sequencer.tick(now: monotonicSeconds()))
+            let tickAt = monotonicSeconds()
+            perform(sequencer.tick(now: tickAt))
+            if recordsChanged, tickAt >= nextSave {
+                nextSave = tickAt + 1
+                saveRecords()
+            }
         }
     }
 }

@@ -63,6 +63,7 @@ extension RoomSequencer {
         var adopted = record.persisted
         adopted.dormantSince = now
         records[room] = adopted
+        nextDormantExpiry = min(nextDormantExpiry, now + configuration.dormantRoomMemory)
         return true
     }
 

@@ -37,8 +37,13 @@ public struct RoomPlayback: Sendable {
         public var playWhenReady = false
         /// Only owners and operators control playback. Default false.
         public var managed = false
-        /// Seconds between participant-list broadcasts. Default 1 s.
+        /// Seconds between checks of the participant list: it goes out at such a check when who
+        /// is there, their state, status or role changed. Default 1 s.
         public var participantsInterval: Double = 1
+        /// Seconds between lists that only refresh drifts and round trips (each member reports
+        /// every second; sending all of them to everyone every second was most of a big server's
+        /// traffic). Default 5 s.
+        public var metricsInterval: Double = 5
 
         public init() {}
     }
@@ -89,6 +94,9 @@ public struct RoomPlayback: Sendable {
     private var stalls: [String: StallHistory] = [:]
     var hold: Hold?
     private var nextParticipantsBroadcast: Double
+    /// The last list sent, and when: the next goes out only when it differs.
+    private var lastParticipants: [ParticipantInfo]?
+    private var lastParticipantsAt = -Double.infinity
     /// The first media report for the current activity: everyone else's is compared with it.
     private var mediaReference: (name: String, info: MediaInfo)?
     /// Who was already named as having a different file, for this activity (named once).
@@ -383,7 +391,15 @@ public struct RoomPlayback: Sendable {
         }
         if now >= nextParticipantsBroadcast {
             nextParticipantsBroadcast = now + configuration.participantsInterval
-            outputs += broadcast(.participants(participants()))
+            let list = participants()
+            if let last = lastParticipants, Self.sameExceptMetrics(last, list) {
+                // Only drifts or round trips moved: those refresh at the lower rate.
+                if list != last, now - lastParticipantsAt >= configuration.metricsInterval {
+                    outputs += sendParticipants(list, now: now)
+                }
+            } else {
+                outputs += sendParticipants(list, now: now)
+            }
         }
         let horizon = now - max(configuration.stallWindow, configuration.giveUpCooldown)
         if stalls.count > 4 * max(order.count, 16) {
@@ -408,6 +424,21 @@ public struct RoomPlayback: Sendable {
                 name: member.name, state: landed ? "landed" : "joined", drift: member.drift, rtt: member.rtt,
                 status: member.status, role: member.role)
         }
+    }
+
+    private mutating func sendParticipants(_ list: [ParticipantInfo], now: Double) -> [Output] {
+        lastParticipants = list
+        lastParticipantsAt = now
+        return broadcast(.participants(list))
+    }
+
+    /// True when the lists differ at most in drifts and round trips.
+    static func sameExceptMetrics(_ a: [ParticipantInfo], _ b: [ParticipantInfo]) -> Bool {
+        guard a.count == b.count else { return false }
+        for (x, y) in zip(a, b) where x.name != y.name || x.state != y.state || x.status != y.status || x.role != y.role {
+            return false
+        }
+        return true
     }
 
     public func broadcast(_ message: ServerMessage) -> [Output] {

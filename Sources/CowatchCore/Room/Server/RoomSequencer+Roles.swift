@@ -3,7 +3,8 @@ extension RoomSequencer {
     /// Ends the activity for everyone: all hear who ended it, then every connection is closed and
     /// the room forgotten (its secret and roles too).
     mutating func end(_ roomName: String, by name: String, now: Double) -> [Output] {
-        guard let room = rooms.removeValue(forKey: roomName) else { return [] }
+        guard let room = rooms[roomName] else { return [] }
+        removeRoom(roomName)
         chatHistory[roomName] = nil
         endedRooms[roomName] = (name, now + configuration.endedRoomMemory)
         records[roomName] = nil
@@ -41,7 +42,7 @@ extension RoomSequencer {
             records[membership.room]?.operators[name] = nil
         }
         if let target { room.playback.setRole(role, of: target) }
-        rooms[membership.room] = room
+        store(room, as: membership.room)
         let notice = Notice(actor: membership.name, action: role == .operator ? .op : .deop, others: [name])
         return room.playback.broadcast(.notice(notice)).map(Self.output) + [.saveRecords]
     }

@@ -7,28 +7,37 @@ extension RoomSequencer {
         for expiry in admission.tick(now: now) {
             if case .refuse(let id, let error) = expiry { outputs += refuse(id, error, now: now) }
         }
-        for name in Array(rooms.keys) {
-            guard var room = rooms[name], room.playback.nextDeadline() <= now else { continue }
+        while let due = roomDeadlines.popDue(now) {
+            // Stale entries (the room's deadline moved, or the room is gone) are skipped.
+            guard scheduledDeadline[due.key] == due.time, var room = rooms[due.key] else { continue }
+            scheduledDeadline[due.key] = nil
             outputs += room.playback.tick(now: now).map(Self.output)
-            rooms[name] = room
+            store(room, as: due.key)
         }
-        let before = records.count
-        records = records.filter { entry in
-            guard let since = entry.value.dormantSince else { return true }
-            return now - since < configuration.dormantRoomMemory
+        while let top = roomDeadlines.first, scheduledDeadline[top.key] != top.time { roomDeadlines.popFirst() }
+        if now >= nextDormantExpiry {
+            let before = records.count
+            records = records.filter { entry in
+                guard let since = entry.value.dormantSince else { return true }
+                return now - since < configuration.dormantRoomMemory
+            }
+            nextDormantExpiry = records.values.compactMap(\.dormantSince).min().map { $0 + configuration.dormantRoomMemory } ?? .infinity
+            if records.count != before { outputs.append(.saveRecords) }
         }
-        if records.count != before { outputs.append(.saveRecords) }
-        for (room, entries) in kicked {
-            let live = entries.filter { $0.value > now }
-            kicked[room] = live.isEmpty ? nil : live
+        if now >= nextHousekeeping {
+            nextHousekeeping = now + 1
+            for (room, entries) in kicked {
+                let live = entries.filter { $0.value > now }
+                kicked[room] = live.isEmpty ? nil : live
+            }
         }
         return outputs
     }
 
-    /// When `tick` must run next.
+    /// When `tick` must run next (cheap: the earliest of a few heaps' tops).
     public func nextDeadline() -> Double? {
-        let roomDeadline = rooms.values.map { $0.playback.nextDeadline() }.min()
-        let dormant = records.values.compactMap { $0.dormantSince.map { $0 + configuration.dormantRoomMemory } }.min()
+        let roomDeadline = roomDeadlines.first?.time
+        let dormant = nextDormantExpiry.isFinite ? nextDormantExpiry : nil
         return [admission.nextDeadline(), roomDeadline, dormant].compactMap { $0 }.min()
     }
 

@@ -182,6 +182,14 @@ public struct RoomSequencer: Sendable {
     var chatHistory: [String: [ChatLine]] = [:]
     /// Each room's attachments, uploads and transfers (gone with the room).
     public internal(set) var journal: RoomJournal
+    /// Rooms by their next deadline (`store` keeps it current), so `tick` touches only due rooms.
+    var roomDeadlines = DeadlineHeap<String>()
+    /// The deadline each room has in `roomDeadlines`; other entries for it are stale.
+    var scheduledDeadline: [String: Double] = [:]
+    /// When the earliest dormant record is forgotten (infinity when none sleeps).
+    var nextDormantExpiry = Double.infinity
+    /// When `tick` next sweeps records and kicks (at most once a second: they keep for minutes).
+    var nextHousekeeping = -Double.infinity
 
     public init(configuration: Configuration = .init(), records: [String: RoomRecord] = [:], now: Double = 0) {
         self.configuration = configuration
@@ -194,6 +202,28 @@ public struct RoomSequencer: Sendable {
             dormant.dormantSince = min(record.dormantSince ?? now, now)
             return dormant
         }
+        self.nextDormantExpiry = self.records.values.compactMap(\.dormantSince).min().map { $0 + configuration.dormantRoomMemory } ?? .infinity
+    }
+
+    /// Writes a room back, and schedules its next deadline when that moved.
+    mutating func store(_ room: HostedRoom, as name: String) {
+        rooms[name] = room
+        let deadline = room.playback.nextDeadline()
+        guard scheduledDeadline[name] != deadline else { return }
+        scheduledDeadline[name] = deadline
+        if deadline.isFinite { roomDeadlines.push(deadline, name) }
+    }
+
+    /// Forgets a room (its deadline entries go stale).
+    mutating func removeRoom(_ name: String) {
+        rooms[name] = nil
+        scheduledDeadline[name] = nil
+    }
+
+    /// A room fell asleep at `now`: its record is forgotten `dormantRoomMemory` later.
+    mutating func noteDormant(_ name: String, now: Double) {
+        records[name]?.dormantSince = now
+        nextDormantExpiry = min(nextDormantExpiry, now + configuration.dormantRoomMemory)
     }
 
     // MARK: Connections
@@ -220,12 +250,12 @@ public struct RoomSequencer: Sendable {
         let outputs = room.playback.leave(id, now: now, notice: notice).map(Self.output)
         if room.playback.isEmpty {
             // Empty: the room sleeps, keeping its secret and roles for a while.
-            rooms[membership.room] = nil
+            removeRoom(membership.room)
             chatHistory[membership.room] = nil
-            records[membership.room]?.dormantSince = now
+            noteDormant(membership.room, now: now)
             return outputs + journal.roomEmptied(membership.room).map(Output.deleteStored)
         }
-        rooms[membership.room] = room
+        store(room, as: membership.room)
         return outputs
     }
 
@@ -461,7 +491,7 @@ public struct RoomSequencer: Sendable {
         }()
         outputs += room.playback.join(id, name: hello.name, stallKey: address, role: role, status: hello.status, now: now)
             .map(Self.output)
-        rooms[hello.room] = room
+        store(room, as: hello.room)
         handshakes[id] = nil
         let features = Set(offeredFeatures(hello))
         joined[id] = Joined(
@@ -506,6 +536,12 @@ public struct RoomSequencer: Sendable {
     // MARK: In a room
 
     private mutating func inRoom(_ message: ClientMessage, from id: ConnectionID, _ membership: Joined, now: Double) -> [Output] {
+        if case .report(let drift, let rtt) = message {
+            // Every member, every second: changed in place (a copy of the room would copy its
+            // member table on write); it moves no deadline.
+            rooms[membership.room]?.playback.report(drift: drift, rtt: rtt, from: id)
+            return []
+        }
         guard var room = rooms[membership.room] else { return [] }
         let role = room.playback.role(of: id) ?? .member
         var outputs: [RoomPlayback.Output] = []
@@ -547,7 +583,7 @@ public struct RoomSequencer: Sendable {
         default:
             return []
         }
-        rooms[membership.room] = room
+        store(room, as: membership.room)
         return outputs.map(Self.output)
     }
 

@@ -10,8 +10,9 @@ public struct ServerAdmission: Sendable {
         public var helloTimeout: Double = 5
         /// Seconds a joined connection may stay silent (daemons report every second). Default 30 s.
         public var idleTimeout: Double = 30
-        /// Connections at once, in total and from one address. Defaults 4096 and 32.
-        public var maxConnections = 4096
+        /// Connections at once, in total (past it: `server-full`) and from one address. Defaults
+        /// 12000 (a 2-core server holds 10 000 participants) and 32.
+        public var maxConnections = 12_000
         public var maxConnectionsPerAddress = 32
         /// Connections still in their handshake at once, in total and from one address. Defaults 256 and 8.
         public var maxPending = 256
@@ -94,6 +95,11 @@ public struct ServerAdmission: Sendable {
     private var connections: [ConnectionID: Connection] = [:]
     private var addresses: [String: AddressRecord] = [:]
     private var pending = 0
+    /// Connections by deadline. Deadlines only move later (a message, the join) except for a
+    /// held-back refusal, which is pushed; `tick` re-pushes an entry that turns out early.
+    private var deadlines = DeadlineHeap<ConnectionID>()
+    /// When `tick` next forgets addresses with nothing left to remember (once a second at most).
+    private var nextSweep = -Double.infinity
 
     public init(configuration: Configuration = .init()) {
         self.configuration = configuration
@@ -108,7 +114,10 @@ public struct ServerAdmission: Sendable {
             let wait = Int((record.bannedUntil - now).rounded(.up))
             return CowatchError(.serverBusy, "\(record.banReason); try again in \(wait) s")
         }
-        if connections.count >= configuration.maxConnections || pending >= configuration.maxPending {
+        if connections.count >= configuration.maxConnections {
+            return CowatchError(.serverFull, "the server is full (\(configuration.maxConnections) connections); try again later")
+        }
+        if pending >= configuration.maxPending {
             return CowatchError(.serverBusy, "the server has too many connections; try again later")
         }
         if record.connections >= configuration.maxConnectionsPerAddress || record.pending >= configuration.maxPendingPerAddress {
@@ -124,6 +133,7 @@ public struct ServerAdmission: Sendable {
             actions: Bucket(tokens: configuration.actionBurst, at: now), stalls: Bucket(tokens: configuration.stallBurst, at: now),
             chats: Bucket(tokens: configuration.chatBurst, at: now), sent: Bucket(tokens: configuration.messageBurst, at: now),
             bytes: Bucket(tokens: configuration.messageByteBurst, at: now))
+        deadlines.push(now + configuration.helloTimeout, id)
         return nil
     }
 
@@ -151,6 +161,7 @@ public struct ServerAdmission: Sendable {
         connection.joined = true
         connection.deadline = now + configuration.idleTimeout
         connections[id] = connection
+        deadlines.push(connection.deadline, id)
         addresses[connection.address]?.pending -= 1
         pending -= 1
     }
@@ -222,6 +233,7 @@ public struct ServerAdmission: Sendable {
         connection.refusal = (now + configuration.authFailureDelay, error)
         connection.deadline = .infinity
         connections[id] = connection
+        deadlines.push(now + configuration.authFailureDelay, id)
     }
 
     /// True while a held-back refusal waits: the connection must not be served meanwhile.
@@ -236,26 +248,54 @@ public struct ServerAdmission: Sendable {
     /// refusals now due.
     public mutating func tick(now: Double) -> [Expiry] {
         var expired: [Expiry] = []
-        for (id, connection) in connections {
+        var early: [(Double, ConnectionID)] = []
+        while let entry = deadlines.popDue(now) {
+            guard let connection = connections[entry.key] else { continue }  // gone
+            let due = connection.refusal?.at ?? connection.deadline
+            guard now >= due else {
+                // Its deadline moved later since (it spoke, or joined): look again then.
+                if due.isFinite { early.append((due, entry.key)) }
+                continue
+            }
             if let refusal = connection.refusal {
-                if now >= refusal.at { expired.append(.refuse(id, refusal.error)) }
-            } else if now >= connection.deadline {
-                expired.append(.refuse(id, connection.joined
+                expired.append(.refuse(entry.key, refusal.error))
+            } else {
+                expired.append(.refuse(entry.key, connection.joined
                     ? CowatchError(.timeout, "nothing heard for \(Int(configuration.idleTimeout)) s")
                     : CowatchError(.timeout, "no handshake within \(Int(configuration.helloTimeout)) s")))
             }
+            // Still due at the next tick if the caller keeps the connection.
+            early.append((due, entry.key))
         }
-        // Forget addresses with nothing left to remember.
-        addresses = addresses.filter { entry in
-            entry.value.connections > 0 || entry.value.bannedUntil > now
-                || entry.value.authFailures.contains { now - $0 < configuration.authFailureWindow }
+        for (time, id) in early { deadlines.push(time, id) }
+        // Keep the top exact, so `nextDeadline` is: drop entries of gone connections, move
+        // entries whose deadline moved later.
+        while let top = deadlines.first {
+            guard let connection = connections[top.key] else {
+                deadlines.popFirst()
+                continue
+            }
+            let due = connection.refusal?.at ?? connection.deadline
+            if due == top.time { break }
+            deadlines.popFirst()
+            if due.isFinite { deadlines.push(due, top.key) }
         }
-        return expired.sorted { $0.id < $1.id }
+        if now >= nextSweep {
+            nextSweep = now + 1
+            // Forget addresses with nothing left to remember.
+            addresses = addresses.filter { entry in
+                entry.value.connections > 0 || entry.value.bannedUntil > now
+                    || entry.value.authFailures.contains { now - $0 < configuration.authFailureWindow }
+            }
+        }
+        // Distinct: a connection may have had several entries.
+        var seen: Set<ConnectionID> = []
+        return expired.filter { seen.insert($0.id).inserted }.sorted { $0.id < $1.id }
     }
 
-    /// When `tick` must run next.
+    /// When `tick` must run next (possibly early: entries are re-checked then).
     public func nextDeadline() -> Double? {
-        connections.values.map { $0.refusal?.at ?? $0.deadline }.min()
+        deadlines.first?.time
     }
 }
 

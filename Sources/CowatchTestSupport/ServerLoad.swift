@@ -1,0 +1,121 @@
+import CowatchClient
+import CowatchCore
+import Foundation
+
+/// Simulated participants against a running room server: starts `processes` `cowatch-load`
+/// processes (each one event-loop thread, a slice of whole rooms), waits for them, and merges
+/// their reports. Used by `cowatch-bench server` and the integration test.
+///
+/// Threading: blocking; one caller.
+public struct ServerLoad {
+    public var participants: Int
+    public var roomSize = 10
+    public var processes = 2
+    /// Seconds measured, after everyone connected and a warm-up.
+    public var duration = 10.0
+    public var warmup = 3.0
+    /// Connections opened per second, all processes together.
+    public var connectRate = 1000.0
+    public var actionInterval = 2.0
+
+    public init(participants: Int) {
+        self.participants = participants
+    }
+
+    public struct Result: Sendable {
+        public var participants = 0
+        public var welcomed = 0
+        public var lost = 0
+        public var closedInHandshake = 0
+        public var connectFailed = 0
+        /// Connections refused with `server-busy` during the ramp and tried again (as daemons do).
+        public var busyRetries = 0
+        public var refused: [String: Int] = [:]
+        public var probesSent = 0
+        public var probesAnswered = 0
+        public var probeRTT = LatencyHistogram()
+        public var fanout = LatencyHistogram()
+        /// The measuring window on CLOCK_MONOTONIC.
+        public var windowStart = 0.0
+        public var windowEnd = 0.0
+        /// CPU the load processes used during the window, in cores (to tell when the generator,
+        /// not the server, is the limit).
+        public var generatorCPU = 0.0
+
+        public init() {}
+
+        mutating func merge(_ json: JSONValue) {
+            func count(_ key: String) -> Int { Int(json[key]?.numberValue ?? 0) }
+            participants += count("participants")
+            welcomed += count("welcomed")
+            lost += count("lost")
+            closedInHandshake += count("closed_in_handshake")
+            connectFailed += count("connect_failed")
+            busyRetries += count("busy_retries")
+            probesSent += count("probes_sent")
+            probesAnswered += count("probes_answered")
+            for (code, value) in json["refused"]?.objectValue ?? [:] { refused[code, default: 0] += Int(value.numberValue ?? 0) }
+            probeRTT.merge(LatencyHistogram(json: json["probe_rtt"]))
+            fanout.merge(LatencyHistogram(json: json["fanout"]))
+        }
+    }
+
+    /// Runs the load against 127.0.0.1:`port`. `atStart` and `atEnd` are called when the
+    /// measuring window opens and closes, to sample the server.
+    /// Throws `TestFailure` when a load process fails.
+    public func run(port: Int, atStart: () -> Void = {}, atEnd: () -> Void = {}) throws -> Result {
+        let binary = try Binaries.path("cowatch-load")
+        let ramp = Double(participants) / connectRate
+        let windowStart = monotonicNow() + 0.5 + ramp + warmup
+        // Whole rooms per process.
+        let rooms = (participants + roomSize - 1) / roomSize
+        let perProcess = (rooms + processes - 1) / processes
+        var launched: [(Process, Pipe)] = []
+        for slot in 0..<processes {
+            let firstRoom = slot * perProcess
+            let count = min(participants, (firstRoom + perProcess) * roomSize) - firstRoom * roomSize
+            guard count > 0 else { continue }
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: binary)
+            process.arguments = [
+                "--port", "\(port)", "--first", "\(firstRoom * roomSize)", "--participants", "\(count)", "--room-size",
+                "\(roomSize)", "--connect-rate", "\(connectRate / Double(processes))", "--window-start", "\(windowStart)",
+                "--duration", "\(duration)", "--action-interval", "\(actionInterval)",
+            ]
+            let output = Pipe()
+            process.standardOutput = output
+            try process.run()
+            launched.append((process, output))
+        }
+        func generatorSeconds() -> Double { launched.compactMap { processCPUSeconds(pid: $0.0.processIdentifier) }.reduce(0, +) }
+        sleepSeconds(windowStart - monotonicNow())
+        let generatorBefore = generatorSeconds()
+        atStart()
+        sleepSeconds(windowStart + duration - monotonicNow())
+        let generatorAfter = generatorSeconds()
+        atEnd()
+        var result = Result()
+        result.generatorCPU = (generatorAfter - generatorBefore) / duration
+        result.windowStart = windowStart
+        result.windowEnd = windowStart + duration
+        for (process, output) in launched {
+            let data = output.fileHandleForReading.readDataToEndOfFile()
+            process.waitUntilExit()
+            guard process.terminationStatus == 0, let json = try? JSONValue.parse(Array(data)) else {
+                throw TestFailure("cowatch-load exited with \(process.terminationStatus): \(String(decoding: data, as: UTF8.self))")
+            }
+            result.merge(json)
+        }
+        return result
+    }
+}
+
+/// CPU seconds (user + system) a process has used so far, from /proc/PID/stat; nil when gone.
+public func processCPUSeconds(pid: Int32) -> Double? {
+    guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8), let close = stat.lastIndex(of: ")") else {
+        return nil
+    }
+    let fields = stat[stat.index(after: close)...].split(separator: " ")
+    guard fields.count > 13, let user = Double(fields[11]), let system = Double(fields[12]) else { return nil }
+    return (user + system) / Double(sysconf(Int32(_SC_CLK_TCK)))
+}

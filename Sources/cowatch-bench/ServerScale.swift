@@ -1,0 +1,107 @@
+import ArgumentParser
+import CowatchClient
+import CowatchTestSupport
+import Foundation
+
+/// The room server under many participants: a plaintext `cowatch-server` (TLS would make the
+/// generator, not the server, the bottleneck), loaded by `cowatch-load` processes that behave
+/// like daemons; prints the server's CPU and RSS, action fan-out and clock-probe round trips.
+struct ServerScale: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "server",
+        abstract: "Load one cowatch-server with simulated participants (rooms of 10, actions in one room in ten) and print a table.")
+
+    @Option(help: "Participants; a comma-separated list gives one column each (e.g. 1000,2000,5000,10000,20000).")
+    var participants = "1000"
+    @Option(help: "Participants per room.") var roomsOf = 10
+    @Option(help: "Seconds measured per column (after the ramp and 3 s of warm-up).") var duration = 10.0
+    @Option(help: "Load-generator processes.") var processes = 2
+    @Option(help: "Connections opened per second.") var connectRate = 1000.0
+    @Option(help: "The cowatch-server binary to load (default: the one beside this benchmark).") var server: String?
+    @Option(help: "Passed to the server as --max-connections (its participant cap); default 25000.") var cap = 25_000
+    @Option(parsing: .upToNextOption, help: "More arguments for the server.") var serverArguments: [String] = []
+
+    func run() throws {
+        let counts = participants.split(separator: ",").compactMap { Int($0.trimmingCharacters(in: .whitespaces)) }
+        guard !counts.isEmpty, counts.allSatisfy({ $0 > 0 }) else { throw ValidationError("--participants: numbers, comma-separated") }
+        var columns: [(Int, Column)] = []
+        for count in counts {
+            log("\(count) participants")
+            columns.append((count, try measure(count)))
+        }
+        print(Self.table(columns))
+        print("\nrooms of \(roomsOf), one active room in ten (an action every 2 s), \(Int(duration)) s measured per column, "
+            + "\(processes) load processes, plaintext; \(ProcessInfo.processInfo.activeProcessorCount) cores, load average \(loadAverage())")
+    }
+
+    struct Column {
+        var cpu = 0.0
+        var rss = 0
+        var result = ServerLoad.Result()
+    }
+
+    func measure(_ count: Int) throws -> Column {
+        let state = NSTemporaryDirectory() + "cowatch-scale-\(getpid())-\(count)"
+        defer { try? FileManager.default.removeItem(atPath: state) }
+        let process = try ServerProcess(
+            extraArguments: ["--no-tls", "--max-connections", "\(cap)", "--max-rooms", "\(max(1000, 2 * count / roomsOf))",
+                "--max-connections-per-address", "64"] + serverArguments,
+            stateDirectory: state, executable: server)
+        defer { process.terminate() }
+        var load = ServerLoad(participants: count)
+        load.roomSize = roomsOf
+        load.processes = processes
+        load.duration = duration
+        load.connectRate = connectRate
+        var column = Column()
+        let pid = process.process.processIdentifier
+        var before = 0.0
+        var start = 0.0
+        column.result = try load.run(
+            port: process.port,
+            atStart: {
+                start = monotonicNow()
+                before = processCPUSeconds(pid: pid) ?? 0
+            },
+            atEnd: {
+                column.cpu = ((processCPUSeconds(pid: pid) ?? before) - before) / (monotonicNow() - start)
+                column.rss = ProcessMemory.resident(pid: pid) ?? 0
+            })
+        return column
+    }
+
+    static func table(_ columns: [(Int, Column)]) -> String {
+        func ms(_ value: Double?) -> String { value.map { format3($0 * 1000) + " ms" } ?? "–" }
+        var rows: [(String, (Column) -> String)] = [
+            ("server CPU (% of a core)", { format3($0.cpu * 100) }),
+            ("server RSS", { "\($0.rss / 1_048_576) MB" }),
+            ("load generators' CPU (% of a core)", { format3($0.result.generatorCPU * 100) }),
+            ("action fan-out p50", { ms($0.result.fanout.quantile(0.5)) }),
+            ("action fan-out p99", { ms($0.result.fanout.quantile(0.99)) }),
+            ("probe round trip p50", { ms($0.result.probeRTT.quantile(0.5)) }),
+            ("probe round trip p99", { ms($0.result.probeRTT.quantile(0.99)) }),
+            ("probes answered", { "\($0.result.probesAnswered)/\($0.result.probesSent)" }),
+            ("joined (busy, tried again)", { "\($0.result.welcomed) (\($0.result.busyRetries))" }),
+            ("connections lost", { "\($0.result.lost)" }),
+        ]
+        rows.append(("refused", { column in
+            let refused = column.result.refused.sorted { $0.key < $1.key }.map { "\($0.value) \($0.key)" }
+            let failed = column.result.connectFailed + column.result.closedInHandshake
+            return (refused + (failed > 0 ? ["\(failed) not connected"] : [])).joined(separator: ", ").ifEmpty("0")
+        }))
+        var lines = ["| participants | " + columns.map { "\($0.0)" }.joined(separator: " | ") + " |"]
+        lines.append("|---|" + String(repeating: "---|", count: columns.count))
+        for (name, value) in rows {
+            lines.append("| \(name) | " + columns.map { value($0.1) }.joined(separator: " | ") + " |")
+        }
+        return lines.joined(separator: "\n")
+    }
+
+    func loadAverage() -> String {
+        (try? String(contentsOfFile: "/proc/loadavg", encoding: .utf8))?.split(separator: " ").prefix(3).joined(separator: " ") ?? "?"
+    }
+}
+
+extension String {
+    func ifEmpty(_ replacement: String) -> String { isEmpty ? replacement : self }
+}

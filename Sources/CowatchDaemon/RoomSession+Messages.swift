@@ -37,12 +37,10 @@ extension RoomSession {
             let text = arguments.dropFirst().joined(separator: " ").trimmingCharacters(in: .whitespaces)
             guard !text.isEmpty else { return }
             Task {
-                do {
-                    let command = try ControlCommand(arguments: [.string(ControlCommand.chat("").name), .string(text)])
-                    guard case .chat(let checked) = command else { return }
-                    try await chat(checked, timeout: configuration.seekTimeout)
+                do throws(CowatchError) {
+                    try await chat(try ChatLine.checked(text), timeout: configuration.seekTimeout)
                 } catch {
-                    showRefusal(error as? CowatchError ?? CowatchError(.invalidArgument, "\(error)"))
+                    showRefusal(error)
                 }
             }
         case WindowBindings.roomMessage:

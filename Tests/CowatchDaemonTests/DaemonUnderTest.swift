@@ -103,3 +103,16 @@ func eventually(timeout: Double = 5, _ condition: () async throws -> Bool) async
     }
     return try await condition()
 }
+
+extension InProcessServer {
+    /// Daemons named `names`, each joined to `room` on this server before the next starts.
+    func joinedRoom(_ names: [String], room: String) async throws -> [DaemonUnderTest] {
+        var daemons: [DaemonUnderTest] = []
+        for name in names {
+            let daemon = try await DaemonUnderTest(name: name, room: room, server: port)
+            try await daemon.joined()
+            daemons.append(daemon)
+        }
+        return daemons
+    }
+}

@@ -18,21 +18,11 @@ struct MessengerTests {
         var all: [ControlEvent] { events.withLock { $0 } }
     }
 
-    func joinedRoom(_ names: [String], room: String, server: InProcessServer) async throws -> [DaemonUnderTest] {
-        var daemons: [DaemonUnderTest] = []
-        for name in names {
-            let daemon = try await DaemonUnderTest(name: name, room: room, server: server.port)
-            try await daemon.joined()
-            daemons.append(daemon)
-        }
-        return daemons
-    }
-
     @Test("a chat line reaches everyone, on the OSD as <name> text; a late joiner gets the history")
     func chat() async throws {
         let server = try await InProcessServer()
         defer { server.stop() }
-        let daemons = try await joinedRoom(["alice", "bob"], room: "chat", server: server)
+        let daemons = try await server.joinedRoom(["alice", "bob"], room: "chat")
         let heard = Collected(daemons[1], name: "chat")
         _ = try await daemons[0].request(.chat("popcorn? 🍿")).get()
         #expect(await eventually { heard.all.count == 1 })
@@ -52,7 +42,7 @@ struct MessengerTests {
     func reliable() async throws {
         let server = try await InProcessServer()
         defer { server.stop() }
-        let daemons = try await joinedRoom(["alice", "bob", "carol"], room: "msg", server: server)
+        let daemons = try await server.joinedRoom(["alice", "bob", "carol"], room: "msg")
         let bob = Collected(daemons[1], name: "message")
         let carol = Collected(daemons[2], name: "message")
         for index in 0..<20 {
@@ -76,7 +66,7 @@ struct MessengerTests {
     func unreliable() async throws {
         let server = try await InProcessServer()
         defer { server.stop() }
-        let daemons = try await joinedRoom(["alice", "bob"], room: "cursor", server: server)
+        let daemons = try await server.joinedRoom(["alice", "bob"], room: "cursor")
         let bob = Collected(daemons[1], name: "message")
         let started = monotonicNow()
         for index in 0..<500 {

@@ -8,21 +8,11 @@ import Testing
 /// the room line.
 @Suite("The player window")
 struct PlayerWindowTests {
-    func joinedRoom(_ names: [String], room: String, server: InProcessServer) async throws -> [DaemonUnderTest] {
-        var daemons: [DaemonUnderTest] = []
-        for name in names {
-            let daemon = try await DaemonUnderTest(name: name, room: room, server: server.port)
-            try await daemon.joined()
-            daemons.append(daemon)
-        }
-        return daemons
-    }
-
     @Test("whoever pauses sees their own notice, from the CLI and from the window")
     func ownPauseNotice() async throws {
         let server = try await InProcessServer()
         defer { server.stop() }
-        let daemons = try await joinedRoom(["alice", "bob"], room: "own", server: server)
+        let daemons = try await server.joinedRoom(["alice", "bob"], room: "own")
         _ = try await daemons[0].request(.play).get()
         #expect(await eventually { !daemons[1].player.isPaused })
         _ = try await daemons[0].request(.pause).get()
@@ -41,7 +31,7 @@ struct PlayerWindowTests {
     func chatAndRoomLineFromTheWindow() async throws {
         let server = try await InProcessServer()
         defer { server.stop() }
-        let daemons = try await joinedRoom(["alice", "bob"], room: "window", server: server)
+        let daemons = try await server.joinedRoom(["alice", "bob"], room: "window")
         daemons[0].player.personSendsScriptMessage(["cowatch-chat", "popcorn", "anyone?"])
         #expect(await eventually { daemons[1].player.osdTexts.contains { $0.contains("<alice> popcorn anyone?") } })
         // An empty line sends nothing; other scripts' messages are not ours.

@@ -230,13 +230,7 @@ public enum ControlCommand: Sendable, Hashable {
             self = .fetch(id: try Self.attachmentID(args[0]), path: try Self.absolutePath(args[1], what: "fetch"))
         case "chat":
             try expectCount(1...1)
-            guard let text = args[0].stringValue, !text.isEmpty, text.utf8.count <= ChatLine.maxBytes,
-                !text.unicodeScalars.contains(where: ControlCharacters.isControl)
-            else {
-                throw CowatchError(
-                    .invalidArgument, "chat takes a line of 1–\(ChatLine.maxBytes) bytes without control characters")
-            }
-            self = .chat(text)
+            self = .chat(try ChatLine.checked(args[0].stringValue ?? ""))
         case "send_message":
             try expectCount(2...4)
             guard let topic = args[0].stringValue, WireReader.isWord(topic), topic.utf8.count <= RoomMessage.maxTopicBytes else {

@@ -50,6 +50,15 @@ public let wireMaxLineBytes = 147_456
 public struct ChatLine: Sendable, Hashable {
     /// The longest line, in bytes of UTF-8.
     public static let maxBytes = 1000
+
+    /// `text` if it may be said: 1–`maxBytes` bytes without control characters.
+    /// Errors: `invalid-argument` saying so.
+    public static func checked(_ text: String) throws(CowatchError) -> String {
+        guard !text.isEmpty, text.utf8.count <= maxBytes, !text.unicodeScalars.contains(where: ControlCharacters.isControl) else {
+            throw CowatchError(.invalidArgument, "chat takes a line of 1–\(maxBytes) bytes without control characters")
+        }
+        return text
+    }
     public var from: String
     public var text: String
     /// The sender's request id, echoed to the sender only (its confirmation).

@@ -145,7 +145,7 @@ extension RoomSession {
             throw CowatchError(.invalidArgument, "cannot make a file name of \(path); give one with --name")
         }
         _ = try await transferEndpoint()  // fail fast before reading 100 MB
-        let (id, size) = try TransferClient.hash(path: path)
+        let (id, size) = try await TransferClient.hash(path: path)
         guard size <= Attachment.maxBytes else {
             throw CowatchError(.tooLarge, "attachments are at most 100 MiB; \(fileName) is \(Self.sizeText(size))")
         }

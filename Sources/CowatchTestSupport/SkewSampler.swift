@@ -8,47 +8,89 @@ import CowatchCore
 /// with audio, `time-pos` otherwise) and notes the CLOCK_MONOTONIC instants just before and after
 /// each read. Give it clients of the players' own mpv IPC sockets (`DaemonProcess.playerProbe`)
 /// for an observer independent of cowatchd; control-socket clients work too. Every reading is carried to one common instant at
-/// the group rate, and the round's skew is the largest pairwise difference. The method's own
-/// error is half the read round trip (≈0.1–0.3 ms) plus the property's resolution: audio-pts is
-/// smooth, time-pos moves in whole frames, so video-only rounds resolve only to one frame.
+/// the group rate, and the round's skew is the largest pairwise difference.
+///
+/// A reading is only known to within half its read's round trip: on a loaded machine mpv's IPC
+/// thread may answer milliseconds late, and that delay is the observer's, not the players'. So
+/// each player is read up to `attempts` times, and the read with the shortest round trip is kept
+/// (as NTP keeps its tightest exchange); reading stops early once one is within `tightRoundTrip`.
+/// The round's `uncertainty` is the sum of the two largest half round trips kept, a bound on how
+/// much the observer itself can have added to the skew. Audio-pts is smooth; time-pos moves in
+/// whole frames, so video-only rounds resolve only to one frame.
 public struct SkewSampler {
     public let clients: [ControlClient]
     public let property: String
+    /// Reads per player at most, keeping the tightest (1: a single read, the old way).
+    public let attempts: Int
+    /// A read whose round trip is at most this is kept at once, seconds.
+    public let tightRoundTrip: Double
 
-    public init(clients: [ControlClient], property: String = "audio-pts") {
+    public init(clients: [ControlClient], property: String = "audio-pts", attempts: Int = 4, tightRoundTrip: Double = 0.0003) {
         self.clients = clients
         self.property = property
+        self.attempts = max(1, attempts)
+        self.tightRoundTrip = tightRoundTrip
+    }
+
+    /// One round: every player's position carried to a common instant, and the observer's
+    /// uncertainty in the differences between them (seconds).
+    public struct Round: Sendable {
+        public let positions: [Double]
+        public let uncertainty: Double
+        public var skew: Double { (positions.max() ?? 0) - (positions.min() ?? 0) }
+    }
+
+    /// Reads one player: the tightest of up to `attempts` reads.
+    private func read(_ client: ControlClient) -> (position: Double, at: Double, halfTrip: Double)? {
+        var best: (position: Double, at: Double, halfTrip: Double)?
+        for _ in 0..<attempts {
+            let before = monotonicNow()
+            guard let value = (try? client.request(.getProperty(property), timeout: 5))?.numberValue else { return nil }
+            let after = monotonicNow()
+            let halfTrip = (after - before) / 2
+            if best == nil || halfTrip < best!.halfTrip { best = (value, (before + after) / 2, halfTrip) }
+            if after - before <= tightRoundTrip { break }
+        }
+        return best
+    }
+
+    /// One round of readings; nil when a player has no value.
+    public func round(rate: Double) -> Round? {
+        var readings: [(position: Double, at: Double, halfTrip: Double)] = []
+        for client in clients {
+            guard let reading = read(client) else { return nil }
+            readings.append(reading)
+        }
+        guard let common = readings.first?.at else { return nil }
+        let trips = readings.map(\.halfTrip).sorted(by: >)
+        return Round(
+            positions: readings.map { $0.position + rate * (common - $0.at) },
+            uncertainty: trips.prefix(2).reduce(0, +))
     }
 
     /// One reading per player, carried to a common instant; nil when a player has no value.
     public func positions(rate: Double) -> [Double]? {
-        var readings: [(position: Double, at: Double)] = []
-        for client in clients {
-            let before = monotonicNow()
-            guard let value = (try? client.request(.getProperty(property), timeout: 5))?.numberValue else { return nil }
-            let after = monotonicNow()
-            readings.append((value, (before + after) / 2))
+        round(rate: rate)?.positions
+    }
+
+    /// `count` rounds, `interval` seconds apart.
+    public func rounds(count: Int, interval: Double, rate: Double) -> [Round] {
+        var rounds: [Round] = []
+        for _ in 0..<count {
+            if let round = round(rate: rate) { rounds.append(round) }
+            sleepSeconds(interval)
         }
-        guard let common = readings.first?.at else { return nil }
-        return readings.map { $0.position + rate * (common - $0.at) }
+        return rounds
     }
 
     /// The largest pairwise difference among players now, seconds.
     public func skew(rate: Double) -> Double? {
-        guard let positions = positions(rate: rate), let low = positions.min(), let high = positions.max() else {
-            return nil
-        }
-        return high - low
+        round(rate: rate)?.skew
     }
 
     /// `count` rounds, `interval` seconds apart; returns the per-round skews.
     public func sample(count: Int, interval: Double, rate: Double) -> [Double] {
-        var skews: [Double] = []
-        for _ in 0..<count {
-            if let skew = skew(rate: rate) { skews.append(skew) }
-            sleepSeconds(interval)
-        }
-        return skews
+        rounds(count: count, interval: interval, rate: rate).map(\.skew)
     }
 
     /// Seconds until the skew stays below `bound` for `holdRounds` consecutive rounds; nil if not within `timeout`.

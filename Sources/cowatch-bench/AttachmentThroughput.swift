@@ -34,14 +34,14 @@ struct AttachmentThroughput: ParsableCommand {
         let bytes = Double(megabytes) * 1_048_576
         let counts = receivers.split(separator: ",").compactMap { Int($0) }.filter { $0 > 0 }
 
-        var rows: [String] = ["| receivers | upload | fetch, aggregate | daemon RSS growth (max) | server RSS growth | skew p99 quiet | skew p99 during fetch |", "|---|---|---|---|---|---|---|"]
+        var rows: [String] = ["| receivers | upload | fetch, aggregate | daemon RSS growth (max) | server RSS growth | skew p99 quiet | skew p99 during fetch | observer's uncertainty p99, quiet / during |", "|---|---|---|---|---|---|---|---|"]
         for count in counts {
             var upload: [Double] = []
             var aggregate: [Double] = []
             var daemonGrowth: [Double] = []
             var serverGrowth: [Double] = []
-            var quiet: [Double] = []
-            var during: [Double] = []
+            var quiet: [SkewSampler.Round] = []
+            var during: [SkewSampler.Round] = []
             for run in 1...repeats {
                 log("\(count) receivers, run \(run)/\(repeats)")
                 let room = try BenchRoom(
@@ -50,7 +50,7 @@ struct AttachmentThroughput: ParsableCommand {
                 defer { room.stop() }
                 try room.clients[0].request(.play)
                 sleepSeconds(2)
-                quiet += SkewSampler(clients: room.probes).sample(count: 60, interval: 0.05, rate: 1)
+                quiet += SkewSampler(clients: room.probes).rounds(count: 60, interval: 0.05, rate: 1)
 
                 // RSS of every daemon and the server, sampled while the transfers run.
                 let pids = room.daemons.map(\.process.processIdentifier) + [room.server.process.processIdentifier]
@@ -100,7 +100,7 @@ struct AttachmentThroughput: ParsableCommand {
                 }
                 var fetchEnd = 0.0
                 while finished.withLock({ $0 }) < count {
-                    during += SkewSampler(clients: room.probes).sample(count: 2, interval: 0.05, rate: 1)
+                    during += SkewSampler(clients: room.probes).rounds(count: 2, interval: 0.05, rate: 1)
                     if finished.withLock({ $0 }) == count, fetchEnd == 0 { fetchEnd = monotonicNow() }
                 }
                 if fetchEnd == 0 { fetchEnd = monotonicNow() }
@@ -115,7 +115,10 @@ struct AttachmentThroughput: ParsableCommand {
             func mbps(_ values: [Double]) -> String { "\(format3((Percentiles(values)?.p50 ?? 0) / 1_048_576)) MiB/s" }
             func mib(_ values: [Double]) -> String { "\(format3((values.max() ?? 0) / 1_048_576)) MiB" }
             func p99(_ values: [Double]) -> String { "\(format3((Percentiles(values)?.p99 ?? 0) * 1000)) ms" }
-            rows.append("| \(count) | \(mbps(upload)) | \(mbps(aggregate)) | \(mib(daemonGrowth)) | \(mib(serverGrowth)) | \(p99(quiet)) | \(p99(during)) |")
+            rows.append(
+                "| \(count) | \(mbps(upload)) | \(mbps(aggregate)) | \(mib(daemonGrowth)) | \(mib(serverGrowth)) "
+                    + "| \(p99(quiet.map(\.skew))) | \(p99(during.map(\.skew))) "
+                    + "| \(p99(quiet.map(\.uncertainty))) / \(p99(during.map(\.uncertainty))) |")
         }
         print(rows.joined(separator: "\n"))
         print("transfer rate per transfer: \(transferRate ?? "unlimited")")

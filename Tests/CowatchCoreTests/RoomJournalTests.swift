@@ -69,17 +69,42 @@ struct RoomJournalTests: SequencerTesting {
         #expect(fetch == [.sendDownload(11, id: Self.idA, size: 1000, offset: 400)])
     }
 
+    /// A wrong token is refused a moment later, as a wrong room secret is.
+    func refusedLate(_ sequencer: inout RoomSequencer, _ message: ClientMessage, on id: Int, now: Double) -> String? {
+        guard transfer(&sequencer, message, on: id, now: now).isEmpty else { return "answered at once" }
+        let refusal = sequencer.tick(now: now + sequencer.configuration.admission.authFailureDelay)
+        guard refusal.contains(.close(id)) else { return "not refused" }
+        return errorCode(refusal, to: id)
+    }
+
     @Test("a transfer needs the token of a participant in the room now")
     func authentication() {
         var (sequencer, tokens) = journalRoom(["alice", "bob"])
-        #expect(errorCode(transfer(&sequencer, upload("bob", token: tokens["alice"]), on: 10), to: 10) == "auth-failed")
-        #expect(errorCode(transfer(&sequencer, upload("mallory", token: nil), on: 11), to: 11) == "auth-failed")
-        _ = sequencer.disconnected(2, now: 1)
+        #expect(refusedLate(&sequencer, upload("bob", token: tokens["alice"]), on: 10, now: 1) == "auth-failed")
+        #expect(refusedLate(&sequencer, upload("mallory", token: nil), on: 11, now: 3) == "auth-failed")
+        _ = sequencer.disconnected(2, now: 5)
         // bob's token is genuine, but bob has left.
-        #expect(errorCode(transfer(&sequencer, upload("bob", token: tokens["bob"]), on: 12), to: 12) == "auth-failed")
+        #expect(refusedLate(&sequencer, upload("bob", token: tokens["bob"]), on: 12, now: 5) == "auth-failed")
         // A transfer line on a room connection is out of place.
-        let misplaced = sequencer.received(upload("alice", token: tokens["alice"]), from: 1, now: 1)
+        let misplaced = sequencer.received(upload("alice", token: tokens["alice"]), from: 1, now: 7)
         #expect(errorCode(misplaced, to: 1) == "protocol-violation")
+    }
+
+    @Test("an address that keeps guessing transfer tokens is locked out, as for room secrets")
+    func tokenGuessingLockout() {
+        var (sequencer, _) = journalRoom(["alice"])
+        let limit = sequencer.configuration.admission.maxAuthFailures
+        for attempt in 0..<limit {
+            let id = 10 + attempt
+            _ = sequencer.connected(id, address: "guesser", now: Double(attempt))
+            #expect(sequencer.received(upload("alice", token: "00.\(attempt)"), from: id, now: Double(attempt)).isEmpty)
+            _ = sequencer.tick(now: Double(attempt) + 1)
+            _ = sequencer.disconnected(id, now: Double(attempt) + 1)
+        }
+        let locked = sequencer.connected(99, address: "guesser", now: Double(limit))
+        #expect(errorCode(locked, to: 99) == "server-busy")
+        let other = sequencer.connected(100, address: "friend", now: Double(limit))
+        #expect(errorCode(other, to: 100) == nil)
     }
 
     @Test("size and quota limits give clear errors with stable codes; nothing else is lost")

@@ -11,7 +11,9 @@ import NIOCore
 /// closing the channel.
 ///
 /// Threading: called from the hub's connection loop; a nonisolated async function, so it runs
-/// off the rooms' actor (which stays free while a transfer waits for bytes or the disk).
+/// off the rooms' actor (which stays free while a transfer waits for bytes or the disk). Its
+/// disk reads, writes and hashing run on the low-priority transfer thread (`TransferExecutor`),
+/// so they yield to the rooms' work; the TLS records are still sealed on the connection's loop.
 enum ServerTransfer {
     /// Seconds without a byte moving before a transfer is abandoned.
     static let stallLimit = 30.0
@@ -25,6 +27,15 @@ enum ServerTransfer {
     /// arrived and has its SHA-256 (nil: the peer went away or failed first; what arrived is
     /// kept for a resume). A download returns nil.
     static func run(
+        _ plan: Plan, store: AttachmentStore, chunks: inout NIOAsyncChannelInboundStream<[ClientLine]>.AsyncIterator,
+        outbound: NIOAsyncChannelOutboundWriter<ByteBuffer>, channel: any Channel
+    ) async -> Bool? {
+        await withTaskExecutorPreference(TransferExecutor.shared) {
+            await runOnTransferThread(plan, store: store, chunks: &chunks, outbound: outbound, channel: channel)
+        }
+    }
+
+    private static func runOnTransferThread(
         _ plan: Plan, store: AttachmentStore, chunks: inout NIOAsyncChannelInboundStream<[ClientLine]>.AsyncIterator,
         outbound: NIOAsyncChannelOutboundWriter<ByteBuffer>, channel: any Channel
     ) async -> Bool? {

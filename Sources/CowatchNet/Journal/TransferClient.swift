@@ -14,7 +14,8 @@ import NIOPosix
 /// what arrived: the server keeps an interrupted upload's bytes, and a download keeps its
 /// `PATH.part`.
 ///
-/// Threading: the functions may run concurrently from any task. Errors: `io-error` (the link;
+/// Threading: the functions may run concurrently from any task; their work runs on the
+/// low-priority transfer thread (`TransferExecutor`), so bulk bytes yield to playback. Errors: `io-error` (the link;
 /// retried by the callers with `resumingRetries`), `tls-failed`, `certificate-mismatch`,
 /// `hash-mismatch`, and the server's refusals (`too-large`, `quota-exceeded`, `not-found`,
 /// `auth-failed`, `server-busy`, `rate-limited`, …) with its message.
@@ -47,14 +48,25 @@ public enum TransferClient {
     /// Called with bytes done and the total, after each chunk.
     public typealias Progress = @Sendable (_ done: Int, _ total: Int) -> Void
 
-    /// The SHA-256 (hex) and size of a local file, read in chunks.
-    public static func hash(path: String) throws(CowatchError) -> (id: String, size: Int) {
-        try ContentFile.hash(path: path)
+    /// The SHA-256 (hex) and size of a local file, read in chunks on the transfer thread
+    /// (`TransferExecutor`).
+    public static func hash(path: String) async throws(CowatchError) -> (id: String, size: Int) {
+        try await withTaskExecutorPreference(TransferExecutor.shared) { () async throws(CowatchError) -> (id: String, size: Int) in
+            try ContentFile.hash(path: path)
+        }
     }
 
     /// Uploads the file at `path` (whose SHA-256 is `id` and size `size`) as `name`. Returns the
     /// attachment as the room sees it (the server may have had the content already).
     public static func upload(
+        path: String, id: String, size: Int, name: String, meta: JSONValue?, to endpoint: Endpoint, progress: Progress
+    ) async throws(CowatchError) -> Attachment {
+        try await withTaskExecutorPreference(TransferExecutor.shared) { () async throws(CowatchError) -> Attachment in
+            try await uploadOnTransferThread(path: path, id: id, size: size, name: name, meta: meta, to: endpoint, progress: progress)
+        }
+    }
+
+    private static func uploadOnTransferThread(
         path: String, id: String, size: Int, name: String, meta: JSONValue?, to endpoint: Endpoint, progress: Progress
     ) async throws(CowatchError) -> Attachment {
         let request = TransferRequest(
@@ -96,6 +108,14 @@ public enum TransferClient {
     /// its SHA-256. Returns the byte it resumed from.
     @discardableResult
     public static func download(
+        _ attachment: Attachment, to path: String, from endpoint: Endpoint, progress: Progress
+    ) async throws(CowatchError) -> Int {
+        try await withTaskExecutorPreference(TransferExecutor.shared) { () async throws(CowatchError) -> Int in
+            try await downloadOnTransferThread(attachment, to: path, from: endpoint, progress: progress)
+        }
+    }
+
+    private static func downloadOnTransferThread(
         _ attachment: Attachment, to path: String, from endpoint: Endpoint, progress: Progress
     ) async throws(CowatchError) -> Int {
         let partial = path + ".part"
@@ -160,7 +180,7 @@ public enum TransferClient {
         // Once TLS is up, any failure is the link breaking (resumable), not a TLS problem.
         let linked = Locked(false)
         do {
-            let channel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+            let channel = try await ClientBootstrap(group: TransferExecutor.shared.loop)
                 .connectTimeout(.seconds(5))
                 .connect(host: endpoint.host, port: endpoint.port) { channel in
                     channel.eventLoop.makeCompletedFuture {

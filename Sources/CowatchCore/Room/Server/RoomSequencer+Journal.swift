@@ -24,7 +24,10 @@ extension RoomSequencer {
             let member = rooms[request.room]?.playback.member(named: request.name), let membership = joined[member],
             RoomSecret.matches(membership.token, request.token)
         else {
-            return refuse(id, CowatchError(.authFailed, "a transfer needs the session token of a participant in the room"), now: now)
+            // Counted like a wrong room secret: answered late, and an address that keeps
+            // guessing tokens is locked out.
+            admission.authFailed(id, error: CowatchError(.authFailed, "a transfer needs the session token of a participant in the room"), now: now)
+            return []
         }
         guard membership.features.contains(WireFeature.journal) else {
             return refuse(id, CowatchError(.unsupported, "the journal was not negotiated on the room connection"), now: now)

@@ -34,7 +34,7 @@ struct AttachmentThroughput: ParsableCommand {
         let bytes = Double(megabytes) * 1_048_576
         let counts = receivers.split(separator: ",").compactMap { Int($0) }.filter { $0 > 0 }
 
-        var rows: [String] = ["| receivers | upload | fetch, aggregate | daemon RSS growth (max) | server RSS growth | skew p99 quiet | skew p99 during fetch | observer's uncertainty p99, quiet / during |", "|---|---|---|---|---|---|---|---|"]
+        var rows: [String] = ["| receivers | upload | fetch, aggregate | daemon RSS growth (max) | server RSS growth | skew p99 quiet | skew p99 during fetch | observer's uncertainty p99, quiet / during | skew p99 during, rounds read within 0.5 ms (share) |", "|---|---|---|---|---|---|---|---|---|"]
         for count in counts {
             var upload: [Double] = []
             var aggregate: [Double] = []
@@ -112,13 +112,16 @@ struct AttachmentThroughput: ParsableCommand {
                 daemonGrowth.append(Double((0..<room.daemons.count).map { peak[$0] - baseline[$0] }.max() ?? 0))
                 serverGrowth.append(Double(peak[pids.count - 1] - baseline[pids.count - 1]))
             }
+            // Rounds in which every read came back fast: their skew is the players', not the observer's.
+            let wellRead = during.filter { $0.uncertainty <= 0.000_5 }
             func mbps(_ values: [Double]) -> String { "\(format3((Percentiles(values)?.p50 ?? 0) / 1_048_576)) MiB/s" }
             func mib(_ values: [Double]) -> String { "\(format3((values.max() ?? 0) / 1_048_576)) MiB" }
             func p99(_ values: [Double]) -> String { "\(format3((Percentiles(values)?.p99 ?? 0) * 1000)) ms" }
             rows.append(
                 "| \(count) | \(mbps(upload)) | \(mbps(aggregate)) | \(mib(daemonGrowth)) | \(mib(serverGrowth)) "
                     + "| \(p99(quiet.map(\.skew))) | \(p99(during.map(\.skew))) "
-                    + "| \(p99(quiet.map(\.uncertainty))) / \(p99(during.map(\.uncertainty))) |")
+                    + "| \(p99(quiet.map(\.uncertainty))) / \(p99(during.map(\.uncertainty))) "
+                    + "| \(p99(wellRead.map(\.skew))) (\(Int((100 * Double(wellRead.count) / Double(max(1, during.count))).rounded())) %) |")
         }
         print(rows.joined(separator: "\n"))
         print("transfer rate per transfer: \(transferRate ?? "unlimited")")

@@ -160,6 +160,9 @@ public struct RoomCoordinator: Sendable {
     /// Messages delivered lately ("from/id"), to drop a copy a sender's reconnect resent.
     var seenMessages: [String] = []
     var seenMessageSet: Set<String> = []
+    /// Where the player stood when last paused (its last paused sample not seeking), for timing
+    /// a start.
+    private var pausedPosition: Double?
     private var snappedSeq: Int?
     /// Snaps made for `snappedSeq`, when the last one was, and the error the player settled at
     /// (after a snap landed, or when none was needed). A paused player that moves away from where
@@ -461,8 +464,29 @@ public struct RoomCoordinator: Sendable {
         guard let timelines, let estimate = estimator.estimate(atLocal: now) else { return nil }
         let at = estimate.local(atReference: timelines.current.reference)
         let isStart = timelines.current.playing && !timelines.previous.playing
-        return [isStart ? at - unpauseLead.lead : at, at].first { $0 > now }
+        return [isStart ? at + startShift() - unpauseLead.lead : at, at].filter { $0 > now }.min()
     }
+
+    /// Seconds after the group's start instant at which this player should start moving.
+    ///
+    /// A paused player resumes from where it shows it is, and that is not always the start
+    /// position: with AAC audio, mpv paused after an exact seek to X reports (and resumes from)
+    /// X + 21 ms, one audio frame on, however often it is snapped back. Unpaused on the instant,
+    /// every player would start that far ahead and the drift controller would spend half a
+    /// second at −4 % pulling the whole room back, spreading the players apart meanwhile. So a
+    /// player paused a little ahead waits until the timeline reaches it, one a little behind
+    /// starts that much early, and all move in step from their first frame. Zero for anything
+    /// but a start, or past `maxStartShift` (no paused frame's offset).
+    func startShift() -> Double {
+        guard let timelines, let paused = pausedPosition, timelines.current.playing, !timelines.previous.playing,
+            timelines.current.rate > 0
+        else { return 0 }
+        let shift = (paused - timelines.current.position) / timelines.current.rate
+        return abs(shift) <= Self.maxStartShift ? shift : 0
+    }
+
+    /// A frame at 20 fps: more than that is no paused frame's offset.
+    static let maxStartShift = 0.05
 
     /// Runs periodically (and at transitions): clock probes, reports, and reconciling the player.
     public mutating func tick(now: Double, sample: PlayerSample?) -> [Action] {
@@ -474,20 +498,23 @@ public struct RoomCoordinator: Sendable {
             unpauseLead.observe(
                 position: sample.position, at: sample.at, speed: sample.speed, paused: sample.paused,
                 seeking: sample.seeking || sample.stalled)
+            // Kept once it plays: a start ordered early must still read as due on the next tick.
+            if sample.paused && !sample.seeking && !sample.stalled { pausedPosition = sample.position }
         }
         guard let sample, let timelines, let estimate = estimator.estimate(atLocal: now) else { return actions }
 
         let reference = estimate.reference(atLocal: sample.at)
         let ruling = timelines.ruling(at: reference)
         let expected = timelines.expected(at: reference)
-        // A start is due within this player's unpause latency: order it now, so its time starts
-        // advancing on the group's instant rather than that much after it.
-        let startsWithinLead = !expected.playing
-            && timelines.expected(at: estimate.reference(atLocal: sample.at + unpauseLead.lead)).playing
+        // A start is due within this player's unpause latency (shifted by where it is paused):
+        // order it now, so its time starts advancing on its instant rather than that much after.
+        let startDue = timelines.expected(at: estimate.reference(atLocal: sample.at + unpauseLead.lead - startShift())).playing
 
         if !sample.seeking && !sample.stalled && !hasPendingAction(now: now) {
-            if startsWithinLead {
+            if startDue && !expected.playing {
                 if sample.paused { actions += unpause(sample, now: now) }
+            } else if !startDue && expected.playing && sample.paused {
+                // Paused a little ahead of the start position: it waits for the timeline.
             } else {
                 actions += reconcile(sample: sample, ruling: ruling, expected: expected, now: now)
             }

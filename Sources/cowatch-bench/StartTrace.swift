@@ -1,0 +1,69 @@
+import ArgumentParser
+import CowatchClient
+import CowatchCore
+import CowatchTestSupport
+import Foundation
+
+/// `cowatch-bench starts`: how each player moves through its first 1.3 s after a start, for
+/// tuning pre-roll and the drift controller (the `rooms` figure only says how far apart they were).
+///
+/// Each start pauses, seeks to a new place and plays; before it, every player's paused `time-pos`
+/// against the daemon's expected position, its clock and its learned unpause lead; after it,
+/// every player's audio-pts (tight reads only) against the room's own line fitted 1.0–1.3 s
+/// after the play request, and its speed, at fixed marks.
+struct StartTrace: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "starts", abstract: "Trace each player through the first 1.3 s after a start (offsets in ms @ speed).")
+    @Option(help: "Starts to trace.") var starts = 6
+    @Option(help: "Viewers in the room.") var viewers = 3
+
+    func run() throws {
+        let media = try TestMedia.audioVideo()
+        let room = try BenchRoom(viewers: viewers, media: media, name: "starts")
+        defer { room.stop() }
+        sleepSeconds(1)
+        for start in 0..<starts {
+            try room.clients[0].request(.pause)
+            sleepSeconds(0.3)
+            try room.clients[0].request(.seek(seconds: Double(10 + 5 * start), mode: .absolute))
+            sleepSeconds(0.7)
+            var before: [String] = []
+            for (index, client) in room.clients.enumerated() {
+                let status = try client.request(.getStatus)
+                let shown = (try? room.probes[index].request(.getProperty("time-pos")))?.numberValue
+                let expected = status["drift"]?["expected"]?.numberValue
+                before.append(
+                    "paused \(ms(shown.flatMap { shown in expected.map { shown - $0 } })) from expected, "
+                        + "clock ±\(ms(status["clock"]?["uncertainty"]?.numberValue)), lead \(ms(status["drift"]?["unpause_lead"]?.numberValue))")
+            }
+            print("start \(start): " + before.joined(separator: " · "))
+            try room.clients[1 % room.clients.count].request(.play)
+            let t0 = monotonicNow()
+            var samples: [[(at: Double, position: Double, speed: Double)]] = Array(repeating: [], count: room.probes.count)
+            while monotonicNow() - t0 < 1.3 {
+                for (index, probe) in room.probes.enumerated() {
+                    let readStart = monotonicNow()
+                    guard let position = (try? probe.request(.getProperty("audio-pts")))?.numberValue else { continue }
+                    let readEnd = monotonicNow()
+                    let speed = (try? probe.request(.getProperty("speed")))?.numberValue ?? 0
+                    if readEnd - readStart < 0.0005 { samples[index].append(((readStart + readEnd) / 2 - t0, position, speed)) }
+                }
+                sleepSeconds(0.004)
+            }
+            let late = samples.flatMap { $0.filter { $0.at > 1.0 }.map { $0.position - $0.at } }
+            let line = late.reduce(0, +) / Double(max(1, late.count))
+            var text = ""
+            for mark in [0.1, 0.15, 0.2, 0.25, 0.3, 0.4, 0.5, 0.6, 0.8, 1.0, 1.2] {
+                text += String(format: " %.2f:", mark)
+                for list in samples {
+                    if let sample = list.min(by: { abs($0.at - mark) < abs($1.at - mark) }) {
+                        text += ms(sample.position - sample.at - line) + "@" + String(format: "%.3f", sample.speed) + " "
+                    }
+                }
+            }
+            print("  " + text)
+        }
+    }
+
+    func ms(_ value: Double?) -> String { value.map { String(format: "%.2f", $0 * 1000) } ?? "-" }
+}

@@ -16,10 +16,12 @@ struct StartTrace: ParsableCommand {
         commandName: "starts", abstract: "Trace each player through the first 1.3 s after a start (offsets in ms @ speed).")
     @Option(help: "Starts to trace.") var starts = 6
     @Option(help: "Viewers in the room.") var viewers = 3
+    @Option(help: "An mpv option for every viewer (NAME=VALUE, as cowatchd --mpv takes it); repeatable.") var mpv: [String] = []
 
     func run() throws {
         let media = try TestMedia.audioVideo()
-        let room = try BenchRoom(viewers: viewers, media: media, name: "starts")
+        let room = try BenchRoom(
+            viewers: viewers, media: media, name: "starts", viewerArguments: mpv.flatMap { ["--mpv", $0] })
         defer { room.stop() }
         sleepSeconds(1)
         for start in 0..<starts {

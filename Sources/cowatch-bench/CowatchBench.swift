@@ -44,6 +44,7 @@ struct Rooms: ParsableCommand {
     @Option(help: "Seconds of steady-state sampling per scenario.") var duration = 10.0
     @Option(help: "Repeat every scenario this many times (figures pool all runs).") var repeats = 3
     @Flag(help: "Only the video-only scenarios (for tuning).") var videoOnly = false
+    @Option(help: "A cowatchd config file for every viewer (for tuning, e.g. drift.* keys).") var viewerConfig: String?
 
     func run() throws {
         let audio = try TestMedia.audioVideo()
@@ -55,7 +56,8 @@ struct Rooms: ParsableCommand {
         for run in 1...repeats {
             if !videoOnly {
                 log("run \(run)/\(repeats): audio+video room")
-                let room = try BenchRoom(viewers: viewers, media: audio, name: "bench-a\(run)")
+                let room = try BenchRoom(
+                    viewers: viewers, media: audio, name: "bench-a\(run)", viewerArguments: viewerConfig.map { ["--config", $0] } ?? [])
                 afterPlay += try room.playAndMeasureStart()
                 steadyAudio += SkewSampler(clients: room.probes).sample(count: Int(duration / 0.025), interval: 0.025, rate: 1)
                 seekLock.append(try room.seekAndTimeLock(to: 30))
@@ -67,7 +69,8 @@ struct Rooms: ParsableCommand {
             }
 
             log("run \(run)/\(repeats): video-only room")
-            let videoRoom = try BenchRoom(viewers: viewers, media: video, name: "bench-v\(run)")
+            let videoRoom = try BenchRoom(
+                viewers: viewers, media: video, name: "bench-v\(run)", viewerArguments: viewerConfig.map { ["--config", $0] } ?? [])
             _ = try videoRoom.playAndMeasureStart(property: nil)
             sleepSeconds(2)
             steadyVideo += FrameSkewSampler(clients: videoRoom.probes).sample(seconds: duration, rate: 1)

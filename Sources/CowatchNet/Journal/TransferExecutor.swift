@@ -7,12 +7,12 @@ import NIOPosix
 #endif
 
 /// Where attachment transfers do their work: one event-loop thread of their own, running at a
-/// lower scheduling priority (nice +10) than the rest of the process.
+/// lower scheduling priority (nice 19) than the rest of the process.
 ///
 /// A transfer is bulk work (TLS, SHA-256, the disk) with no deadline; the player, the room link
 /// and its clock probes have deadlines of a millisecond. On a machine with spare CPU the
 /// transfer still runs at full speed; when the CPU is contended (ten players on two cores) the
-/// kernel gives it about a tenth of what a normal thread gets, so it slows down instead of
+/// kernel gives it a small share of what a normal thread gets (weight 15 against 1024 at nice 0), so it slows down instead of
 /// delaying playback. Transfer connections are made on `loop`, and the transfer functions run
 /// their bodies with this as their task executor (`withTaskExecutorPreference`), so the bytes'
 /// decryption, hashing and writing all happen on the low-priority thread.
@@ -26,7 +26,7 @@ public final class TransferExecutor: TaskExecutor {
     public let loop: any EventLoop
     private let group: MultiThreadedEventLoopGroup
 
-    /// `niceness` is added to the thread's priority (Linux schedules threads on their own); a
+    /// `niceness` becomes the thread's nice value (Linux schedules threads on their own); a
     /// value the kernel refuses leaves the thread at the process's priority.
     init(niceness: Int32) {
         group = MultiThreadedEventLoopGroup(numberOfThreads: 1)

@@ -144,7 +144,9 @@ public final class RawRoomClient {
             fd = -1
         }
         if let process, process.isRunning {
-            process.terminate()
+            // SIGKILL: s_client may have inherited a blocked SIGTERM from the test runner, and
+            // then lives until the server drops the connection (seconds, or its idle timeout).
+            kill(process.processIdentifier, SIGKILL)
             process.waitUntilExit()
         }
     }

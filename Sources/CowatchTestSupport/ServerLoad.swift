@@ -35,6 +35,12 @@ public struct ServerLoad {
         public var probesAnswered = 0
         public var probeRTT = LatencyHistogram()
         public var fanout = LatencyHistogram()
+        /// A probe's legs (t2 − t1, t3 − t2, t4 − t3) and |offset error| = |(up − down) / 2|,
+        /// the bias a participant's clock estimate would take from that one exchange.
+        public var probeUp = LatencyHistogram()
+        public var probeServer = LatencyHistogram()
+        public var probeDown = LatencyHistogram()
+        public var probeOffsetError = LatencyHistogram()
         /// The measuring window on CLOCK_MONOTONIC.
         public var windowStart = 0.0
         public var windowEnd = 0.0
@@ -57,6 +63,10 @@ public struct ServerLoad {
             for (code, value) in json["refused"]?.objectValue ?? [:] { refused[code, default: 0] += Int(value.numberValue ?? 0) }
             probeRTT.merge(LatencyHistogram(json: json["probe_rtt"]))
             fanout.merge(LatencyHistogram(json: json["fanout"]))
+            probeUp.merge(LatencyHistogram(json: json["probe_up"]))
+            probeServer.merge(LatencyHistogram(json: json["probe_server"]))
+            probeDown.merge(LatencyHistogram(json: json["probe_down"]))
+            probeOffsetError.merge(LatencyHistogram(json: json["probe_offset_error"]))
         }
     }
 

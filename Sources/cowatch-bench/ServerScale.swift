@@ -80,6 +80,14 @@ struct ServerScale: ParsableCommand {
             ("action fan-out p99", { ms($0.result.fanout.quantile(0.99)) }),
             ("probe round trip p50", { ms($0.result.probeRTT.quantile(0.5)) }),
             ("probe round trip p99", { ms($0.result.probeRTT.quantile(0.99)) }),
+            ("probe legs p99: up / in server / down", { column in
+                [column.result.probeUp, column.result.probeServer, column.result.probeDown]
+                    .map { $0.quantile(0.99).map { format3($0 * 1000) } ?? "–" }.joined(separator: " / ") + " ms"
+            }),
+            ("probe offset error p50 / p99", { column in
+                let error = column.result.probeOffsetError
+                return [0.5, 0.99].map { error.quantile($0).map { format3($0 * 1000) } ?? "–" }.joined(separator: " / ") + " ms"
+            }),
             ("probes answered", { "\($0.result.probesAnswered)/\($0.result.probesSent)" }),
             ("joined (busy, tried again)", { "\($0.result.welcomed) (\($0.result.busyRetries))" }),
             ("connections lost", { "\($0.result.lost)" }),

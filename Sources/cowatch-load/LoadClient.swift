@@ -87,6 +87,14 @@ final class LoadClient: ChannelInboundHandler {
             if run.inWindow(sent) {
                 run.probeRTT.record(now - sent)
                 run.probesAnswered += 1
+                // One CLOCK_MONOTONIC on both sides: each leg of the exchange, and the offset a
+                // daemon would estimate from it (the truth is 0), can be told apart.
+                if let t2 = line.double("t2"), let t3 = line.double("t3") {
+                    run.probeUp.record(max(0, t2 - sent))
+                    run.probeServer.record(max(0, t3 - t2))
+                    run.probeDown.record(max(0, now - t3))
+                    run.probeOffsetError.record(abs(((t2 - sent) - (now - t3)) / 2))
+                }
             }
         case "challenge":
             send(ClientMessage.auth(.init()).encoded())
@@ -126,10 +134,12 @@ final class LoadClient: ChannelInboundHandler {
         guard phase == .joined, !byeSent else { return }
         if now >= nextProbeAt {
             nextProbeID += 1
-            outstanding[nextProbeID] = now
+            // t1 as the write happens, not as the tick began (a tick sends for many clients).
+            let sentAt = monotonicNow()
+            outstanding[nextProbeID] = sentAt
             if outstanding.count > 64 { outstanding.removeValue(forKey: nextProbeID - 64) }
             if run.inWindow(now) { run.probesSent += 1 }
-            send(Array("{\"id\":\(nextProbeID),\"t1\":\(now),\"type\":\"time_request\"}\n".utf8))
+            send(Array("{\"id\":\(nextProbeID),\"t1\":\(sentAt),\"type\":\"time_request\"}\n".utf8))
             if burstLeft > 0 {
                 burstLeft -= 1
                 nextProbeAt = now + 0.05

@@ -32,6 +32,12 @@ final class LoadRun {
     // Counted inside the window.
     var probeRTT = LatencyHistogram()
     var fanout = LatencyHistogram()
+    /// The probe's legs: generator to server read (t2 − t1), inside the server (t3 − t2), server
+    /// write to generator read (t4 − t3); and |offset error| = |(up − down) / 2|.
+    var probeUp = LatencyHistogram()
+    var probeServer = LatencyHistogram()
+    var probeDown = LatencyHistogram()
+    var probeOffsetError = LatencyHistogram()
     var probesSent = 0
     var probesAnswered = 0
     // Counted over the whole run.
@@ -145,6 +151,8 @@ final class LoadRun {
             "refused": .object(refused.mapValues { JSONValue.number(Double($0)) }),
             "probes_sent": .number(Double(probesSent)), "probes_answered": .number(Double(probesAnswered)),
             "probe_rtt": probeRTT.json, "fanout": fanout.json,
+            "probe_up": probeUp.json, "probe_server": probeServer.json, "probe_down": probeDown.json,
+            "probe_offset_error": probeOffsetError.json,
         ]
         FileHandle.standardOutput.write(Data(result.encoded() + [0x0A]))
     }

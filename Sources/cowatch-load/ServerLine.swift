@@ -56,6 +56,20 @@ struct ServerLine {
         return digits > 0 ? value : nil
     }
 
+    /// The number after `"key":` (the server writes plain decimals such as `12.5` or `1e-05`).
+    func double(_ key: String) -> Double? {
+        guard var index = position(of: Array("\"\(key)\":".utf8)) else { return nil }
+        var text: [UInt8] = []
+        while index < bytes.endIndex, text.count < 40 {
+            let byte = bytes[index]
+            guard (0x30...0x39).contains(byte) || byte == UInt8(ascii: ".") || byte == UInt8(ascii: "-")
+                || byte == UInt8(ascii: "+") || byte == UInt8(ascii: "e") || byte == UInt8(ascii: "E") else { break }
+            text.append(byte)
+            index += 1
+        }
+        return Double(String(decoding: text, as: UTF8.self))
+    }
+
     /// The index just past the first occurrence of `needle`.
     private func position(of needle: [UInt8]) -> Int? {
         guard !needle.isEmpty, bytes.count >= needle.count else { return nil }

@@ -200,4 +200,32 @@ struct ClusterRecordTests: SequencerTesting {
         #expect(!replaced)
         #expect(live.directoryRecord(of: "r")?.owner == "alice")
     }
+
+    @Test("a room whose first hello is still in its handshake is in use: its claim is kept, and an eviction closes that hello too")
+    func handshakeKeepsTheClaim() {
+        var sequencer = RoomSequencer()
+        _ = sequencer.connected(1, now: 0)
+        _ = sequencer.received(.hello(.init(room: "r", name: "alice", nonce: RoomSecret.nonce())), from: 1, now: 0)
+        #expect(sequencer.liveRooms.isEmpty)
+        #expect(sequencer.roomsInUse == ["r"])
+        #expect(sequencer.connections(in: "r") == [1])
+        // Past the 1.8 s grace with the handshake still going: renewed, not released. The same
+        // ticks with nobody there release it.
+        func run(live: () -> Set<String>) -> [RoomLeases.Action] {
+            var leases = RoomLeases(configuration: .init(lease: 3))
+            leases.claimed("r", sentAt: 0)
+            var actions: [RoomLeases.Action] = []
+            for step in 1...25 {
+                let now = Double(step) * 0.1
+                let due = leases.tick(now: now, live: live())
+                actions += due
+                for case .renew(let room) in due { actions += leases.renewed(room, held: true, sentAt: now, live: live().contains(room)) }
+            }
+            return actions
+        }
+        let kept = run { sequencer.roomsInUse }
+        #expect(!kept.contains(.release("r")), "\(kept)")
+        #expect(kept.contains(.renew("r")))
+        #expect(run { [] }.contains(.release("r")))
+    }
 }

@@ -65,6 +65,36 @@ struct ClusterTests {
         }
     }
 
+    @Test(
+        "a claim holds while its first hello is still in its handshake, longer than a short lease's empty grace",
+        .enabled(if: RedisProcess.binary != nil, "redis-server is not installed: `make deps` (apt-get install redis-server) installs it"))
+    func claimHoldsThroughASlowHandshake() throws {
+        // Lease 3 s: an empty claimed room is released after 1.8 s. A first hello whose auth
+        // takes longer (a daemon deriving its key on a loaded machine) used to lose the claim
+        // and then join a room the directory no longer named; the next daemon claimed the room
+        // on another server and the group stayed split.
+        let redis = try RedisProcess()
+        let servers = try Self.startServers(redis: redis, extra: ["--cluster-lease", "3"])
+        defer { for server in servers { server.terminate() } }
+        let room = "slow-handshake"
+        let slow = try RawRoomClient(tlsPort: servers[0].port)
+        defer { slow.close() }
+        slow.send(.hello(.init(features: [WireFeature.cluster], room: room, name: "slow", client: "raw-test", nonce: RoomSecret.nonce())))
+        #expect(slow.read(type: "challenge") != nil)
+        sleepSeconds(2.6)
+        #expect(try redis.command(["GET", "cowatch:room:" + room]) == servers[0].address, "the claim was released during the handshake")
+        slow.send(.auth(.init()))
+        #expect(slow.read(type: "welcome") != nil)
+        sleepSeconds(1.5)
+        // The room lives on its claimant, and another server sends newcomers there.
+        #expect(try redis.command(["GET", "cowatch:room:" + room]) == servers[0].address)
+        let next = try RawRoomClient(tlsPort: servers[1].port)
+        defer { next.close() }
+        next.send(.hello(.init(features: [WireFeature.cluster], room: room, name: "next", client: "raw-test", nonce: RoomSecret.nonce())))
+        let redirect = next.read(type: "redirect")
+        #expect(redirect?["port"]?.numberValue == Double(servers[0].port), "not sent to the room's host: \(String(describing: redirect))")
+    }
+
     func moveScenario(lease: Int?) throws {
         let redis = try RedisProcess()
         let servers = try Self.startServers(redis: redis, extra: lease.map { ["--cluster-lease", "\($0)"] } ?? [])

@@ -61,7 +61,7 @@ actor ClusterGate {
             await adoptRecord(of: hello.room, hub: hub)
             return nil
         case .redirect(let target):
-            let live = await hub.clusterLiveRooms().contains(hello.room)
+            let live = await hub.clusterRoomsInUse().contains(hello.room)
             await perform(leases.ownedElsewhere(hello.room, live: live), hub: hub)
             let address = RoomPlacement.text(of: target)
             logger.debug("room is elsewhere", metadata: ["cowatch.cluster.room": "\(hello.room)", "cowatch.cluster.owner": "\(address)"])
@@ -119,7 +119,7 @@ actor ClusterGate {
             let now = monotonicSeconds()
             let wait = min(0.5, max(0.02, (leases.nextDeadline() ?? now + 0.5) - now))
             do { try await Task.sleep(for: .seconds(wait)) } catch { break }
-            let live = await hub.clusterLiveRooms()
+            let live = await hub.clusterRoomsInUse()
             await perform(leases.tick(now: monotonicSeconds(), live: live), hub: hub)
         }
         // A graceful stop hands the rooms on at once instead of after their leases.
@@ -140,7 +140,7 @@ actor ClusterGate {
                 } catch {
                     logger.warning("cannot renew a room's lease", metadata: ["cowatch.cluster.room": "\(room)", "cowatch.cluster.error": "\(error.message)"])
                 }
-                let live = await hub.clusterLiveRooms().contains(room)
+                let live = await hub.clusterRoomsInUse().contains(room)
                 await perform(leases.renewed(room, held: held, sentAt: sentAt, live: live), hub: hub)
                 if held == true, live { await shareRecord(of: room, hub: hub) }
             case .release(let room):
@@ -164,6 +164,9 @@ actor ClusterGate {
 extension RoomHub {
     /// Rooms with members here.
     func clusterLiveRooms() -> Set<String> { sequencer.liveRooms }
+
+    /// Rooms with members here or a hello in its handshake: what the leases must keep.
+    func clusterRoomsInUse() -> Set<String> { sequencer.roomsInUse }
 
     /// The directory's record of a room that came here.
     func clusterAdopt(_ record: RoomSequencer.RoomRecord, for room: String) {

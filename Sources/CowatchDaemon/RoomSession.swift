@@ -361,12 +361,13 @@ actor RoomSession {
         while !Task.isCancelled {
             let now = monotonicNow()
             if let transition = await nextTransition(), transition < now + interval {
-                // Sleep to just before a scheduled start or speed change, then spin the last 2 ms
-                // (it must not inherit the scheduler's slack) — off the actor, which meanwhile
-                // keeps serving player events and requests.
+                // Sleep to just before a scheduled start or speed change, then wait out the last
+                // 2 ms precisely (it must not inherit the scheduler's slack, nor spin the CPU the
+                // players need) — off the actor, which meanwhile keeps serving player events and
+                // requests.
                 let coarse = transition - 0.002
                 if coarse > now { try await Task.sleep(for: .seconds(coarse - now)) }
-                while monotonicNow() < transition {}
+                waitUntilMonotonic(transition)
             } else {
                 try await Task.sleep(for: .seconds(interval))
             }

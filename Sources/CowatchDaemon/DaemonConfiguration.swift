@@ -88,12 +88,18 @@ public struct DaemonConfiguration: Sendable, Equatable {
     /// - idle: keep the player alive when the media fails, so we can report why.
     /// - af=scaletempo2: speed nudges from drift correction keep pitch and do not make the
     ///   audio clock jump (measured: without it each speed change moves audio-pts 10–30 ms).
+    /// - audio-buffer=0.05: mpv reports audio-pts as the last written sample less the buffered
+    ///   audio at the *current* speed, so each drift nudge Δs reads as a step of Δs × buffer the
+    ///   wrong way until the buffer has played out. mpv's 0.2 s default made a 0.5 % nudge look
+    ///   like 1 ms more error; 50 ms (a PipeWire device's own buffer is 20–40 ms) cuts that
+    ///   fourfold. A machine that drops out at 50 ms can set `audio-buffer` back in `mpv`.
     /// - input bindings and OSC: a window behaves like mpv's own.
     public var effectiveMpvOptions: [(String, String)] {
         var options: [(String, String)] = [
             ("keep-open", "yes"),
             ("idle", "yes"),
             ("af", "scaletempo2"),
+            ("audio-buffer", "0.05"),
             ("hr-seek", "yes"),
             ("input-default-bindings", "yes"),
             ("input-vo-keyboard", "yes"),

@@ -45,6 +45,15 @@ struct Rooms: ParsableCommand {
     @Option(help: "Repeat every scenario this many times (figures pool all runs).") var repeats = 3
     @Flag(help: "Only the video-only scenarios (for tuning).") var videoOnly = false
     @Option(help: "A cowatchd config file for every viewer (for tuning, e.g. drift.* keys).") var viewerConfig: String?
+    @Option(help: ArgumentHelp(
+        "Seconds of audio the null output buffers, as a sound device would (mpv's ao-null-buffer; 0 keeps mpv's 0.2 s).",
+        discussion: "A PipeWire or PulseAudio device holds 20-50 ms; mpv's null output defaults to 0.2 s, which misreports every speed nudge four times as much."))
+    var deviceBuffer = 0.05
+
+    /// What every viewer (and the baseline's players) gets on its command line.
+    var viewerArguments: [String] {
+        (viewerConfig.map { ["--config", $0] } ?? []) + (deviceBuffer > 0 ? ["--mpv", "ao-null-buffer=\(deviceBuffer)"] : [])
+    }
 
     func run() throws {
         let audio = try TestMedia.audioVideo()
@@ -57,7 +66,7 @@ struct Rooms: ParsableCommand {
             if !videoOnly {
                 log("run \(run)/\(repeats): audio+video room")
                 let room = try BenchRoom(
-                    viewers: viewers, media: audio, name: "bench-a\(run)", viewerArguments: viewerConfig.map { ["--config", $0] } ?? [])
+                    viewers: viewers, media: audio, name: "bench-a\(run)", viewerArguments: viewerArguments)
                 afterPlay += try room.playAndMeasureStart()
                 steadyAudio += SkewSampler(clients: room.probes).sample(count: Int(duration / 0.025), interval: 0.025, rate: 1)
                 seekLock.append(try room.seekAndTimeLock(to: 30))
@@ -70,15 +79,15 @@ struct Rooms: ParsableCommand {
 
             log("run \(run)/\(repeats): video-only room")
             let videoRoom = try BenchRoom(
-                viewers: viewers, media: video, name: "bench-v\(run)", viewerArguments: viewerConfig.map { ["--config", $0] } ?? [])
+                viewers: viewers, media: video, name: "bench-v\(run)", viewerArguments: viewerArguments)
             _ = try videoRoom.playAndMeasureStart(property: nil)
             sleepSeconds(2)
             steadyVideo += FrameSkewSampler(clients: videoRoom.probes).sample(seconds: duration, rate: 1)
             videoRoom.stop()
 
             log("run \(run)/\(repeats): baselines (same players, no room: play sent to each in turn)")
-            if !videoOnly { baseline += try Self.baseline(viewers: viewers, media: audio, seconds: min(duration, 5)) }
-            baselineVideo += try Self.baseline(viewers: viewers, media: video, seconds: min(duration, 5), frames: true)
+            if !videoOnly { baseline += try Self.baseline(viewers: viewers, media: audio, seconds: min(duration, 5), arguments: viewerArguments) }
+            baselineVideo += try Self.baseline(viewers: viewers, media: video, seconds: min(duration, 5), frames: true, arguments: viewerArguments)
         }
         rows.append(Row(name: "steady skew, audio+video (audio-pts)", values: steadyAudio, unit: .ms))
         rows.append(Row(name: "steady skew, video-only (frame instants)", values: steadyVideo, unit: .ms))
@@ -93,13 +102,13 @@ struct Rooms: ParsableCommand {
             print("\nbaseline / cowatch, steady audio p50: \(format(theirs.p50 / ours.p50))×, p99: \(format(theirs.p99 / max(ours.p99, 1e-9)))×")
         }
         print("corrections per viewer over the audio scenario (speed changes + seeks), median: \(format(Percentiles(corrections)?.p50 ?? 0))")
-        print("\(viewers) viewers, \(repeats) runs, \(Int(duration)) s sampling; \(ProcessInfo.processInfo.activeProcessorCount) cores")
+        print("\(viewers) viewers, \(repeats) runs, \(Int(duration)) s sampling; null output buffer \(deviceBuffer > 0 ? "\(deviceBuffer) s" : "mpv's 0.2 s"); \(ProcessInfo.processInfo.activeProcessorCount) cores")
     }
 
     /// Standalone daemons, each told to seek and play one after another, as a person with
     /// several players (or a tool without a shared clock) would: the skew they keep.
-    static func baseline(viewers: Int, media: String, seconds: Double, frames: Bool = false) throws -> [Double] {
-        let daemons = try (0..<viewers).map { try DaemonProcess(name: "base\($0)", media: media, extraArguments: ["--paused"]) }
+    static func baseline(viewers: Int, media: String, seconds: Double, frames: Bool = false, arguments: [String] = []) throws -> [Double] {
+        let daemons = try (0..<viewers).map { try DaemonProcess(name: "base\($0)", media: media, extraArguments: ["--paused"] + arguments) }
         let controls = try daemons.map { try $0.client() }
         for client in controls { try client.request(.seek(seconds: 5, mode: .absolute)) }
         for client in controls { try client.request(.play) }

@@ -65,9 +65,10 @@ struct ObservedRoom {
     var names: [String] { room.names }
     var media: String { room.media ?? "" }
 
-    init(viewers: Int, media: String, links: [(LinkImpairment, LinkImpairment)]) throws {
+    init(viewers: Int, media: String, links: [(LinkImpairment, LinkImpairment)], arguments: [String] = []) throws {
         room = try DaemonRoom(
-            media: media, room: "scenario", links: links.map { (up: $0.0, down: $0.1) }, listeners: false, probes: true)
+            media: media, room: "scenario", arguments: arguments, links: links.map { (up: $0.0, down: $0.1) }, listeners: false,
+            probes: true)
         for index in 0..<viewers { try add("v\(index)") }
     }
 

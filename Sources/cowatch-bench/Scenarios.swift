@@ -15,6 +15,10 @@ struct Scenarios: ParsableCommand {
     @Option(help: "Comma-separated scenarios (default: all).") var only: String?
     @Option(help: "Seconds each scenario is observed.") var duration = 20.0
     @Option(help: "Directory for the CSV and SVG files.") var out = "bench-out"
+    @Option(help: "Seconds of audio the null output buffers, as a sound device would (as `rooms --device-buffer`; 0 keeps mpv's 0.2 s).")
+    var deviceBuffer = 0.05
+
+    var viewerArguments: [String] { deviceBuffer > 0 ? ["--mpv", "ao-null-buffer=\(deviceBuffer)"] : [] }
 
     func run() throws {
         let chosen = only.map { $0.split(separator: ",").map(String.init) } ?? Self.all
@@ -88,7 +92,7 @@ struct Scenarios: ParsableCommand {
     // MARK: Scenarios
 
     func steady(viewers: Int, media: String, frames: Bool, links: [(LinkImpairment, LinkImpairment)] = []) throws -> Result {
-        let room = try ObservedRoom(viewers: viewers, media: media, links: links)
+        let room = try ObservedRoom(viewers: viewers, media: media, links: links, arguments: viewerArguments)
         defer { room.stop() }
         try room.controls[0].request(.seek(seconds: 5, mode: .absolute), timeout: 15)
         try room.controls[min(1, viewers - 1)].request(.play, timeout: 15)
@@ -112,7 +116,7 @@ struct Scenarios: ParsableCommand {
     }
 
     func actions(media: String) throws -> Result {
-        let room = try ObservedRoom(viewers: 3, media: media, links: [])
+        let room = try ObservedRoom(viewers: 3, media: media, links: [], arguments: viewerArguments)
         defer { room.stop() }
         try room.controls[0].request(.seek(seconds: 5, mode: .absolute))
         try room.controls[1].request(.play)
@@ -172,7 +176,7 @@ struct Scenarios: ParsableCommand {
     }
 
     func lateJoin(media: String) throws -> Result {
-        var room = try ObservedRoom(viewers: 3, media: media, links: [])
+        var room = try ObservedRoom(viewers: 3, media: media, links: [], arguments: viewerArguments)
         defer { room.stop() }
         try room.controls[0].request(.play)
         sleepSeconds(2)
@@ -198,7 +202,7 @@ struct Scenarios: ParsableCommand {
 
     func stalls(media: String) throws -> Result {
         let clean = LinkImpairment(delay: 0.002)
-        let room = try ObservedRoom(viewers: 3, media: media, links: [(clean, clean)])
+        let room = try ObservedRoom(viewers: 3, media: media, links: [(clean, clean)], arguments: viewerArguments)
         defer { room.stop() }
         try room.controls[0].request(.play)
         sleepSeconds(2)

@@ -15,7 +15,7 @@ struct ServerScale: ParsableCommand {
     var participants = "1000"
     @Option(help: "Participants per room.") var roomsOf = 10
     @Option(help: "Seconds measured per column (after the ramp and 3 s of warm-up).") var duration = 10.0
-    @Option(help: "Load-generator processes.") var processes = 2
+    @Option(help: "Load-generator processes (each one event loop; fewer make their own read delay part of the round trip).") var processes = 4
     @Option(help: "Connections opened per second.") var connectRate = 1000.0
     @Option(help: "The cowatch-server binary to load (default: the one beside this benchmark).") var server: String?
     @Option(help: "Passed to the server as --max-connections (its participant cap); default 25000.") var cap = 25_000

@@ -130,7 +130,7 @@ public struct ControlServer: Service {
         var framer = LineFramer(maxLineBytes: controlMaxLineBytes)
         do {
             for try await chunk in inbound {
-                for item in framer.feed(chunk.readableBytesView) {
+                for item in chunk.withUnsafeReadableBytes({ framer.feed($0) }) {
                     switch item {
                     case .tooLong:
                         let error = CowatchError(

@@ -74,7 +74,7 @@ public enum RoomConnection {
                     var framer = LineFramer(maxLineBytes: wireMaxLineBytes)
                     do {
                         for try await chunk in inbound {
-                            for item in framer.feed(chunk.readableBytesView) {
+                            for item in chunk.withUnsafeReadableBytes({ framer.feed($0) }) {
                                 guard case .line(let line) = item else {
                                     throw CowatchError(.protocolViolation, "the server sent an over-long line")
                                 }

@@ -55,7 +55,7 @@ final class ClientLineHandler: ChannelInboundHandler {
             return
         }
         var batch: [ClientLine] = []
-        let items = framer.feed(chunk.readableBytesView)
+        let items = chunk.withUnsafeReadableBytes { framer.feed($0) }
         for (index, item) in items.enumerated() {
             switch item {
             case .tooLong:

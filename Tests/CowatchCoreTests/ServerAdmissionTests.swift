@@ -1,3 +1,4 @@
+import CowatchTestSupport
 import Testing
 
 @testable import CowatchCore
@@ -89,5 +90,31 @@ struct ServerAdmissionTests {
         do { let result = admission.connected(6, address: "guesser", now: 7); #expect(result?.code == .serverBusy) }
         do { let result = admission.connected(7, address: "friend", now: 7); #expect(result == nil) }
         do { let result = admission.connected(8, address: "guesser", now: 5 + 301); #expect(result == nil) }
+    }
+}
+
+@Suite("Report gate")
+struct ReportGateTests {
+    @Test("a daemon's once-a-second reports pass every other one, the first at once, whatever their jitter")
+    func everyOther() {
+        var gate = ReportGate()
+        var random = SeededRandom(seed: 7)
+        var passed: [Int] = []
+        for second in 0..<60 {
+            let jitter = Double(random.next() % 200) / 1000 - 0.1  // ±100 ms
+            if gate.pass(at: Double(second) + jitter) { passed.append(second) }
+        }
+        #expect(passed.first == 0)
+        #expect(passed.count == 30, "\(passed.count) of 60 passed")
+        // Exactly every other one: lists stay fresh, the idle timeout far off.
+        #expect(zip(passed, passed.dropFirst()).allSatisfy { $1 - $0 == 2 })
+    }
+
+    @Test("a flood of reports passes one per interval")
+    func flood() {
+        var gate = ReportGate()
+        let passed = (0..<1000).filter { gate.pass(at: Double($0) * 0.01) }
+        #expect(passed.first == 0 && passed.count == 7, "\(passed)")
+        #expect(zip(passed, passed.dropFirst()).allSatisfy { (150...151).contains($1 - $0) }, "\(passed)")
     }
 }

@@ -15,7 +15,8 @@ enum ClientLine: Sendable {
 
 /// The first stop of a room connection's lines, on its event loop: frames and decodes them there
 /// (in parallel across the event loop's threads, not inside the hub's single actor), answers
-/// clock probes on the spot, and hands everything else up as one batch per read.
+/// clock probes on the spot, passes on only every other drift report (`ReportGate`), and hands
+/// everything else up as one batch per read.
 ///
 /// A `time_request` is answered here with `t2` taken when the bytes came off the socket and `t3`
 /// just before the reply is written: the rooms' work never sits between them, so a busy server
@@ -38,6 +39,8 @@ final class ClientLineHandler: ChannelInboundHandler {
     private let rate: Double
     private var tokens: Double
     private var refilledAt: Double
+    /// Thins the once-a-second reports to what participant lists can show (`ReportGate`).
+    private var reports = ReportGate()
 
     init(outbox: ConnectionOutbox, floodBurst: Double, floodRate: Double, now: Double = monotonicSeconds()) {
         self.outbox = outbox
@@ -67,6 +70,8 @@ final class ClientLineHandler: ChannelInboundHandler {
                     // whose bounds drop it.
                     if case .timeRequest(let id, let t1) = message, context.channel.isWritable, takeToken(now: received) {
                         reply(id: id, t1: t1, t2: received, context: context)
+                    } else if case .report = message, !reports.pass(at: received) {
+                        // Dropped: the next one carries newer figures.
                     } else {
                         batch.append(.message(message))
                     }

@@ -55,6 +55,26 @@ struct RoomSequencerTests: SequencerTesting {
         #expect(sequencer.snapshot()["r"]?.map(\.name) == ["bob"])
     }
 
+    @Test("a report, ready, status or media line from a connection still in its handshake is ignored, not refused")
+    func housekeepingBeforeWelcome() {
+        var sequencer = room(["bob"])
+        _ = sequencer.connected(7, now: 0)
+        let greeting = sequencer.received(.hello(.init(room: "r", name: "alice")), from: 7, now: 0)
+        guard case .send(7, .challenge) = greeting.first else {
+            Issue.record("no challenge: \(greeting)")
+            return
+        }
+        // A daemon resuming after a lost link used to send these while its handshake ran.
+        for message: ClientMessage in [
+            .report(drift: 0.001, rtt: 0.002), .ready(seq: 1), .status(.init(ready: true)),
+        ] {
+            #expect(sequencer.received(message, from: 7, now: 0.5).isEmpty, "\(message)")
+        }
+        let welcome = sequencer.received(.auth(.init()), from: 7, now: 1)
+        #expect(welcome.contains { if case .send(7, .welcome) = $0 { true } else { false } }, "\(welcome)")
+        #expect(sequencer.snapshot()["r"]?.map(\.name).sorted() == ["alice", "bob"])
+    }
+
     @Test("a garbage line closes only that connection, and the room hears it left")
     func garbage() {
         var sequencer = room(["alice", "bob"])

@@ -255,6 +255,35 @@ struct RoomCoordinatorTests {
         #expect(resume(coordinator.connected(now: 6)) == nil)
     }
 
+    @Test("between a reconnect's hello and its welcome only probes go out; status and media changed meanwhile follow the welcome")
+    func nothingBeforeTheWelcome() {
+        let timeline = GroupTimeline(seq: 3, position: 30, reference: Self.offset, rate: 1, playing: true)
+        var coordinator = joined(timeline: timeline, at: 0)
+        var player = SimulatedPlayer()
+        var sent: [ClientMessage] = []
+        run(&coordinator, &player, from: 0, seconds: 2, sent: &sent)
+        #expect(sent.contains { if case .report = $0 { true } else { false } }, "a joined player reports")
+        // The link drops; the new one's hello is out, its time replies come back (the server
+        // answers probes at once), and the handshake (say, a slow key derivation) takes 3 s.
+        _ = coordinator.connected(now: 2)
+        sent = []
+        run(&coordinator, &player, from: 2, seconds: 3, sent: &sent)
+        var during = sent
+        during += coordinator.setStatus(.init(ready: true, waitForMe: false)).compactMap { if case .send(let m) = $0 { m } else { nil } }
+        during += coordinator.mediaLoaded(MediaInfo(duration: 75)).compactMap { if case .send(let m) = $0 { m } else { nil } }
+        #expect(during.isEmpty, "sent before the welcome: \(during)")
+        let refused = coordinator.request(.play, position: 33, now: 5)
+        #expect(refused.actions.contains { if case .actionRefused(_, let error) = $0 { error.code == .notInRoom } else { false } }, "\(refused.actions)")
+        let welcome = coordinator.received(
+            .welcome(.init(name: "alice", room: "r", timeline: timeline, participants: [], activity: Activity(url: "/films/night.mkv"))), now: 5)
+        let after = welcome.compactMap { if case .send(let m) = $0 { m } else { nil } }
+        #expect(after.contains(.status(.init(ready: true, waitForMe: false))), "\(after)")
+        #expect(after.contains { if case .media = $0 { true } else { false } }, "\(after)")
+        sent = []
+        run(&coordinator, &player, from: 5, seconds: 2, sent: &sent)
+        #expect(sent.contains { if case .report = $0 { true } else { false } }, "reports again once welcomed")
+    }
+
     @Test("a paused group reports no drift (a paused player shows a whole frame, not drift)")
     func noDriftWhilePaused() {
         let timeline = GroupTimeline(seq: 3, position: 4.021, reference: Self.offset - 5, rate: 1, playing: false)

@@ -225,6 +225,7 @@ public struct RoomCoordinator: Sendable {
         provedSecret = nil
         challenges = 0
         welcomed = false
+        helloStatus = status
         var actions: [Action] = [
             .send(.hello(.init(
                 features: WireFeature.all, room: room, name: name, nonce: clientNonce, token: token, activity: activity,
@@ -269,7 +270,12 @@ public struct RoomCoordinator: Sendable {
             // once the others are back (or the grace is over).
             for index in unacknowledged.indices { unacknowledged[index].sent = false }
             if awaitedPeers != nil { awaitedPeers?.until = now + Self.peersReturnGrace }
-            return [.joined(welcome), .participants(welcome.participants), .activity(welcome.activity)]
+            // What changed while the handshake ran went nowhere (nothing goes before a welcome).
+            var caughtUp: [Action] = []
+            if status != helloStatus { caughtUp.append(.send(.status(status))) }
+            if let (id, info) = withheldMedia, id == activity.id { caughtUp.append(.send(.media(activity: id, info))) }
+            withheldMedia = nil
+            return [.joined(welcome), .participants(welcome.participants), .activity(welcome.activity)] + caughtUp
                 + flushMessages(now: now)
         case .applied(let timeline, let notice, let actionID, let newActivity):
             var actions: [Action] = []
@@ -341,7 +347,13 @@ public struct RoomCoordinator: Sendable {
     /// Challenges on this connection: a server asks a few times at most, and only before the welcome.
     private var challenges = 0
     /// This connection got its welcome (challenges after it are refused).
+    /// The server welcomed this link. Until then (a reconnect's handshake, whose time replies
+    /// already come back) nothing but hello, auth and probes may go on it: the server takes a
+    /// report, ready or status from a connection it has not joined for a protocol violation.
     private var welcomed = false
+    /// The status the last hello carried, and media loaded during a handshake: sent after the welcome.
+    private var helloStatus: ParticipantStatus?
+    private var withheldMedia: (Int, MediaInfo)?
 
     /// Answers the server's challenge: prove the room secret, or give a new room its verifier.
     private mutating func answer(_ challenge: ServerMessage.Challenge) -> [Action] {
@@ -405,6 +417,10 @@ public struct RoomCoordinator: Sendable {
     ) -> (id: Int, actions: [Action]) {
         nextActionID += 1
         let id = nextActionID
+        guard welcomed else {
+            // Between a hello and its welcome the server would take it for a protocol violation.
+            return (id, [.actionRefused(id: id, CowatchError(.notInRoom, "the room connection is being set up; try again in a moment"))])
+        }
         pendingActions[id] = now
         // The server counts a play as "I am ready" (as Syncplay does); agree, without a message.
         if kind == .play { status.ready = true }
@@ -421,12 +437,18 @@ public struct RoomCoordinator: Sendable {
     public mutating func setStatus(_ new: ParticipantStatus) -> [Action] {
         guard new != status else { return [] }
         status = new
-        return isJoined ? [.send(.status(new))] : []
+        return isJoined && welcomed ? [.send(.status(new))] : []
     }
 
-    /// The player has loaded the current activity's media: tell the room what our copy looks like.
-    public func mediaLoaded(_ info: MediaInfo) -> [Action] {
-        isJoined ? [.send(.media(activity: activity.id, info))] : []
+    /// The player has loaded the current activity's media: tell the room what our copy looks like
+    /// (once welcomed back, if the link is between a hello and its welcome).
+    public mutating func mediaLoaded(_ info: MediaInfo) -> [Action] {
+        guard isJoined else { return [] }
+        guard welcomed else {
+            withheldMedia = (activity.id, info)
+            return []
+        }
+        return [.send(.media(activity: activity.id, info))]
     }
 
     /// After leaving or an end: forget the room, keep the activity and status for a later join.
@@ -519,7 +541,7 @@ public struct RoomCoordinator: Sendable {
                 actions += reconcile(sample: sample, ruling: ruling, expected: expected, now: now)
             }
         }
-        if now - lastReportAt >= configuration.reportInterval {
+        if welcomed, now - lastReportAt >= configuration.reportInterval {
             lastReportAt = now
             actions.append(.send(.report(drift: lastError, rtt: estimate.roundTrip)))
         }
@@ -563,7 +585,7 @@ public struct RoomCoordinator: Sendable {
             } else {
                 settledError = error  // first look, or the first look after a snap landed
             }
-            if ruling.holding && readySentSeq != ruling.seq && abs(error) <= configuration.readyTolerance {
+            if welcomed && ruling.holding && readySentSeq != ruling.seq && abs(error) <= configuration.readyTolerance {
                 readySentSeq = ruling.seq
                 actions.append(.send(.ready(seq: ruling.seq)))
             }

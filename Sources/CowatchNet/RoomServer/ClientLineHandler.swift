@@ -22,7 +22,8 @@ enum ClientLine: Sendable {
 /// just before the reply is written: the rooms' work never sits between them, so a busy server
 /// does not bias its participants' clock estimates. Probes answered here have their own budget
 /// (the server's flood rate); beyond it they go up to the hub like any message, where the
-/// sequencer's own budget applies (a probe flood is cut off there as before). Probes answered here
+/// sequencer's own budget applies (a probe flood is cut off there as before); reports dropped here
+/// spend the same budget. Probes answered here
 /// do not count as signs of life: a peer that only probes is closed by the idle timeout.
 ///
 /// Threading: a channel handler; its channel's event loop only.
@@ -70,8 +71,9 @@ final class ClientLineHandler: ChannelInboundHandler {
                     // whose bounds drop it.
                     if case .timeRequest(let id, let t1) = message, context.channel.isWritable, takeToken(now: received) {
                         reply(id: id, t1: t1, t2: received, context: context)
-                    } else if case .report = message, !reports.pass(at: received) {
-                        // Dropped: the next one carries newer figures.
+                    } else if case .report = message, !reports.pass(at: received), takeToken(now: received) {
+                        // Dropped: the next one carries newer figures. Past the flood budget they go
+                        // up like any message, so a flood of reports is still cut off there.
                     } else {
                         batch.append(.message(message))
                     }

@@ -280,7 +280,12 @@ public struct RoomSequencer: Sendable {
             return [.send(id, .unsupported(type: type))]
         case .unsupported:
             return []
-        case .action, .ready, .report, .status, .media, .end, .role, .kick, .chat, .message, .detach:
+        case .ready, .report, .status, .media:
+            // Harmless before a welcome, and daemons before 2026-11-24 sent them during a
+            // reconnect's handshake: ignored, where refusing them ended that daemon's session.
+            guard let membership = joined[id] else { return [] }
+            return inRoom(message, from: id, membership, now: now)
+        case .action, .end, .role, .kick, .chat, .message, .detach:
             guard let membership = joined[id] else {
                 return refuse(id, CowatchError(.protocolViolation, "say hello first"), now: now)
             }

@@ -153,7 +153,10 @@ struct CowatchServer: AsyncParsableCommand {
         // Past the descriptor limit accept() would fail and connections pile up unanswered: cap
         // below it, so newcomers get a clear server-full instead.
         let limit = openFileLimit()
-        let descriptors = limit - min(64, limit / 4)  // the rest for the listener, the event loops, files
+        // The rest for the listener, the event loops, signals and timers (18 descriptors at rest,
+        // measured), attachment files and a cluster's Redis. With too small a reserve the server
+        // reached the limit, and accept() failing over and over spun an event loop.
+        let descriptors = limit - min(limit / 2, min(64, limit / 4) + 32)
         if configuration.admission.maxConnections > descriptors {
             if maxConnections != nil {
                 FileHandle.standardError.write(Data(

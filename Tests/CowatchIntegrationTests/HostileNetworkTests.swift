@@ -53,15 +53,19 @@ struct HostileNetworkTests {
         let server = try ServerProcess(extraArguments: ["--no-tls", "--hello-timeout", "3"], openFiles: 64)
         let friend = try RawRoomClient(port: server.port)
         _ = try Self.join(friend, name: "alice")
-        let cpuBefore = server.cpuSeconds()
         var flood: [RawRoomClient] = []
         for index in 0..<200 {
             if let client = try? RawRoomClient(port: server.port, source: "127.0.1.\(1 + index % 40)") { flood.append(client) }
         }
+        // Measured once the flood is in (its refusals are work, not a loop): a server spinning at
+        // its limit would burn a core through the whole window.
+        Thread.sleep(forTimeInterval: 0.3)
+        let cpuBefore = server.cpuSeconds()
         Thread.sleep(forTimeInterval: 1.5)
         #expect(Self.alive(friend))
         let cpu = server.cpuSeconds() - cpuBefore
-        #expect(cpu < 1.2, "server used \(cpu) s of CPU in 1.5 s at its descriptor limit")
+        print("descriptor limit: the server used \(cpu) s of CPU in 1.5 s at its limit")
+        #expect(cpu < 0.75, "server used \(cpu) s of CPU in 1.5 s at its descriptor limit")
         for client in flood { client.close() }
         Thread.sleep(forTimeInterval: 1.5)
         // Room again: a newcomer gets in.

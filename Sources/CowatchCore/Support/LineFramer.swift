@@ -43,21 +43,13 @@ public struct LineFramer: Sendable {
             let runLength = found.map { UnsafeRawPointer($0) - cursor } ?? left
             if !discarding {
                 if buffer.count + runLength > maxLineBytes {
-                    buffer.removeAll()
-                    discarding = true
-                    items.append(.tooLong)
+                    startDiscarding(&items)
                 } else {
                     buffer.append(contentsOf: UnsafeRawBufferPointer(start: cursor, count: runLength))
                 }
             }
             guard found != nil else { break }
-            if discarding {
-                discarding = false
-            } else {
-                if buffer.last == UInt8(ascii: "\r") { buffer.removeLast() }
-                items.append(.line(buffer))
-            }
-            buffer.removeAll(keepingCapacity: true)
+            endLine(&items)
             cursor += runLength + 1
             left -= runLength + 1
         }
@@ -68,22 +60,30 @@ public struct LineFramer: Sendable {
         var items: [Item] = []
         for byte in bytes {
             if byte == UInt8(ascii: "\n") {
-                if discarding {
-                    discarding = false
-                } else {
-                    if buffer.last == UInt8(ascii: "\r") { buffer.removeLast() }
-                    items.append(.line(buffer))
-                }
-                buffer.removeAll(keepingCapacity: true)
+                endLine(&items)
             } else if !discarding {
                 buffer.append(byte)
-                if buffer.count > maxLineBytes {
-                    buffer.removeAll()
-                    discarding = true
-                    items.append(.tooLong)
-                }
+                if buffer.count > maxLineBytes { startDiscarding(&items) }
             }
         }
         return items
+    }
+
+    /// A newline: the line held is complete, or the discarded rest of an over-long one ends.
+    private mutating func endLine(_ items: inout [Item]) {
+        if discarding {
+            discarding = false
+        } else {
+            if buffer.last == UInt8(ascii: "\r") { buffer.removeLast() }
+            items.append(.line(buffer))
+        }
+        buffer.removeAll(keepingCapacity: true)
+    }
+
+    /// The line outgrew `maxLineBytes`: say so once, and drop the rest of it up to its newline.
+    private mutating func startDiscarding(_ items: inout [Item]) {
+        buffer.removeAll()
+        discarding = true
+        items.append(.tooLong)
     }
 }

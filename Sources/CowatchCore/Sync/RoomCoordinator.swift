@@ -346,10 +346,10 @@ public struct RoomCoordinator: Sendable {
     private var serverNonce = ""
     /// Challenges on this connection: a server asks a few times at most, and only before the welcome.
     private var challenges = 0
-    /// This connection got its welcome (challenges after it are refused).
-    /// The server welcomed this link. Until then (a reconnect's handshake, whose time replies
-    /// already come back) nothing but hello, auth and probes may go on it: the server takes a
-    /// report, ready or status from a connection it has not joined for a protocol violation.
+    /// This connection got its welcome (challenges after it are refused). Until then — a
+    /// reconnect's handshake, whose time replies already come back — nothing but hello, auth and
+    /// probes go on it: a server takes a room message from a connection it has not joined for a
+    /// protocol violation.
     private var welcomed = false
     /// The status the last hello carried, and media loaded during a handshake: sent after the welcome.
     private var helloStatus: ParticipantStatus?

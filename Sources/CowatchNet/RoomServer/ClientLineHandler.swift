@@ -23,8 +23,8 @@ enum ClientLine: Sendable {
 /// does not bias its participants' clock estimates. Probes answered here have their own budget
 /// (the server's flood rate); beyond it they go up to the hub like any message, where the
 /// sequencer's own budget applies (a probe flood is cut off there as before); reports dropped here
-/// spend the same budget. Probes answered here
-/// do not count as signs of life: a peer that only probes is closed by the idle timeout.
+/// spend the same budget. Probes answered here do not count as signs of life: a peer that only
+/// probes is closed by the idle timeout.
 ///
 /// Threading: a channel handler; its channel's event loop only.
 final class ClientLineHandler: ChannelInboundHandler {

@@ -239,6 +239,27 @@ enum NetworkProfile: String, CaseIterable, CustomTestStringConvertible {
         }
     }
 
+    /// From ten seconds in to two minutes, first skew fit included: a young fit (30 s of exchanges)
+    /// is off by tens of ppm under heavy tails, and carried over a minute's window it moved the offset
+    /// by up to 2.8 ms (p99 1.8 ms) where the unfitted estimate was within 0.9 ms. Pulled toward zero by
+    /// its own scatter and kept to recent exchanges while it is young, it stays near a millisecond,
+    /// and a real 50 ppm costs no more than before.
+    @Test(arguments: [(NetworkProfile.internet, 0.0, 0.001_3), (.internet, 50e-6, 0.001_5), (.jitter, 0.0, 0.000_7)])
+    func aYoungSkewFitDoesNotCarryTheOffsetAway(profile: NetworkProfile, skew: Double, p99: Double) {
+        var errors: [Double] = []
+        for seed in 1...20 as ClosedRange<UInt64> {
+            var sim = Simulation(profile.path, skew: skew, seed: seed)
+            var est = ReferenceClockEstimator()
+            sim.run(&est, from: 1_000, until: 1_130) { reply, est, sim in
+                guard reply.t4 >= 1_010 else { return }
+                errors.append(abs(sim.error(of: est.estimate(atLocal: reply.t4)!, at: reply.t4)))
+            }
+        }
+        errors.sort()
+        #expect(errors.count > 10_000)
+        #expect(errors[errors.count * 99 / 100] < p99, "p99 \(errors[errors.count * 99 / 100] * 1000) ms")
+    }
+
     /// Two-way time transfer cannot see asymmetry: 5 ms up, 45 ms down reads 20 ms off, and the
     /// uncertainty says so.
     @Test func asymmetricPathErrsByHalfTheAsymmetryWithinUncertainty() {
@@ -300,3 +321,4 @@ enum NetworkProfile: String, CaseIterable, CustomTestStringConvertible {
         #expect(sentQuiet < 110)
     }
 }
+

@@ -30,6 +30,18 @@ extension ReferenceClockEstimator {
         /// Assumed bound on the clocks' relative drift: the skew error while none is fitted, and
         /// the prior a fitted skew is clamped to. Two crystals of ±50 ppm each can differ by 100 ppm.
         public var maxSkewError: Double
+        /// The offset's centre (not its bound) comes from exchanges at most this old: the larger
+        /// of `minCentreWindow` and `centreWindowPerFitSpan` times the span the skew was fitted
+        /// over. A young fit's error, carried over a minute, would move the centre by more than
+        /// the older exchanges' floors improve it.
+        public var minCentreWindow: Double
+        public var centreWindowPerFitSpan: Double
+        /// How far apart two clocks' rates usually are (one standard deviation). CLOCK_MONOTONIC
+        /// follows NTP's frequency corrections, so two disciplined machines differ by a few ppm;
+        /// two free crystals by up to `maxSkewError`. A fit is pulled toward zero by
+        /// prior² / (prior² + scatter²), its scatter measured from the data: young fits on noisy
+        /// paths a lot, long ones hardly. The bound (`skewError`) is unaffected. 0 turns it off.
+        public var skewPrior: Double
 
         public init(
             burstCount: Int = 8,
@@ -44,7 +56,10 @@ extension ReferenceClockEstimator {
             skewHistory: Double = 300,
             routeChangeThreshold: Double = 0.005,
             routeChangeWindow: Double = 10,
-            maxSkewError: Double = 100e-6
+            maxSkewError: Double = 100e-6,
+            minCentreWindow: Double = 30,
+            centreWindowPerFitSpan: Double = 0.5,
+            skewPrior: Double = 30e-6
         ) {
             self.burstCount = burstCount
             self.burstInterval = burstInterval
@@ -59,6 +74,9 @@ extension ReferenceClockEstimator {
             self.routeChangeThreshold = routeChangeThreshold
             self.routeChangeWindow = routeChangeWindow
             self.maxSkewError = maxSkewError
+            self.minCentreWindow = minCentreWindow
+            self.centreWindowPerFitSpan = centreWindowPerFitSpan
+            self.skewPrior = skewPrior
         }
     }
 }

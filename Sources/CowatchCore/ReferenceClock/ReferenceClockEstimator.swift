@@ -62,7 +62,8 @@ public struct ReferenceClockEstimator: Sendable {
     /// Walks the window from the newest exchange back, intersecting intervals carried to `now`;
     /// should an older one contradict the newer ones (the drift left its bound), it and everything
     /// older is ignored. The offset is the middle of the skew-carried extremes (without the
-    /// widening, which would favour recent exchanges over better ones), kept inside the bound.
+    /// widening, which would favour recent exchanges over better ones) of the exchanges within
+    /// the centre window (`Configuration.minCentreWindow`), kept inside the bound.
     public func estimate(atLocal now: Double) -> ReferenceClockEstimate? {
         guard !recentSamples.isEmpty else { return nil }
         let maxSkew = configuration.maxSkewError
@@ -71,6 +72,7 @@ public struct ReferenceClockEstimator: Sendable {
         var (lower, upper) = (-Double.infinity, Double.infinity)
         var (lowest, highest) = (-Double.infinity, Double.infinity)
         var roundTrip = Double.infinity
+        let centreWindow = max(configuration.minCentreWindow, skewTracker.fitSpan * configuration.centreWindowPerFitSpan)
         for sample in recentSamples.reversed() {
             let age = now - sample.midpoint
             let hi = sample.upperOffset(maxSkew: maxSkew) + skew * age
@@ -79,7 +81,8 @@ public struct ReferenceClockEstimator: Sendable {
             let (newLower, newUpper) = (max(lower, lo - widen), min(upper, hi + widen))
             if newLower > newUpper && lower > -.infinity { break }
             (lower, upper) = (newLower, newUpper)
-            (lowest, highest) = (max(lowest, lo), min(highest, hi))
+            // The centre from recent exchanges only (the newest at least, should all be older).
+            if age <= centreWindow || lowest == -.infinity { (lowest, highest) = (max(lowest, lo), min(highest, hi)) }
             roundTrip = min(roundTrip, sample.roundTrip)
         }
         let offset = min(max((lowest + highest) / 2, lower), upper)

@@ -6,7 +6,8 @@
 /// The fit is the slope of the floor of the upper ends and of the ceiling of the lower ends
 /// (`FloorLine`), averaged: jitter, stalls and retransmits lift points off a floor but never
 /// move the floor. The bound comes from pairs of short buckets (each the intersection
-/// of its samples' intervals), and the fit is clamped into it.
+/// of its samples' intervals), and the fit is clamped into it. Before that, a fit is pulled toward
+/// zero by how its scatter compares to `Configuration.skewPrior`: young fits on noisy paths a lot.
 ///
 /// A route change moves a floor: a point far under the fitted floor, or every point of the last
 /// `routeChangeWindow` far above it, restarts the fit (the bound keeps its buckets: intervals stay
@@ -31,6 +32,8 @@ struct SkewTracker: Sendable {
     /// The bound's buckets, sorted by index.
     private var buckets: [Bucket] = []
     private(set) var skew = 0.0
+    /// How long a span of exchanges the current `skew` was fitted over; 0 before the first fit.
+    private(set) var fitSpan = 0.0
     /// Bound on |true skew - `skew`|, assuming additive delays and constant drift.
     private(set) var skewError: Double
     /// The envelopes last fitted (upper ends' floor, lower ends' ceiling), for route changes.
@@ -58,6 +61,7 @@ struct SkewTracker: Sendable {
             points.removeAll { $0.at < newest - c.routeChangeWindow }
             (upper, lower) = (nil, nil)
             if let before = fits.last(where: { $0.at < newest - c.routeChangeWindow }) { skew = before.skew }
+            fitSpan = 0
             fits = []
         }
         let i = points.lastIndex { $0.at <= point.at }.map { $0 + 1 } ?? 0
@@ -155,12 +159,37 @@ struct SkewTracker: Sendable {
         {
             self.upper = upper
             lower = FloorLine(x0: negatedLower.x0, y0: -negatedLower.y0, slope: -negatedLower.slope)
-            skew = (upper.slope - negatedLower.slope) / 2
+            let fitted = (upper.slope - negatedLower.slope) / 2
+            // A young fit on a noisy path is off by tens of ppm, and carried over the offset's
+            // window that is milliseconds: weigh it against the prior (clock rates rarely differ
+            // by much) by its own scatter. A long fit's scatter is small and it stands as fitted.
+            let scatter = Self.scatter(of: points)
+            let prior = c.skewPrior * c.skewPrior
+            skew = prior > 0 ? fitted * prior / (prior + scatter * scatter) : fitted
+            fitSpan = last.at - first.at
             noise = windowNoise(upper: upper, lower: lower!, c)
             fits.append((last.at, skew))
             fits.removeAll { $0.at < last.at - 3 * c.routeChangeWindow }
         }  // else keep the last fitted skew (0 at first), until the new points span enough
         skew = min(max(skew, lo), hi)
         skewError = max(skew - lo, hi - skew)
+    }
+
+    /// The fit's standard error, from the data: the same fit on four interleaved quarters of the
+    /// points, their standard deviation halved (a quarter of the points, about twice the error).
+    /// 0 when a quarter spans no time.
+    private static func scatter(of points: [Point]) -> Double {
+        let k = 4
+        var skews: [Double] = []
+        for r in 0..<k {
+            let subset = stride(from: r, to: points.count, by: k).map { points[$0] }
+            guard let u = FloorLine(under: subset.map { (x: $0.at, y: $0.hi) }),
+                let l = FloorLine(under: subset.map { (x: $0.at, y: -$0.lo) })
+            else { return 0 }
+            skews.append((u.slope - l.slope) / 2)
+        }
+        let mean = skews.reduce(0, +) / Double(k)
+        let variance = skews.map { ($0 - mean) * ($0 - mean) }.reduce(0, +) / Double(k - 1)
+        return variance.squareRoot() / 2
     }
 }

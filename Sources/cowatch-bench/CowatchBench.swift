@@ -61,7 +61,7 @@ struct Rooms: ParsableCommand {
         var rows: [Row] = []
         var steadyAudio: [Double] = [], steadyVideo: [Double] = [], afterPlay: [Double] = []
         var seekLock: [Double] = [], joinLock: [Double] = [], baseline: [Double] = [], corrections: [Double] = []
-        var baselineVideo: [Double] = [], joinedLock: [Double] = []
+        var baselineVideo: [Double] = [], joinedLock: [Double] = [], steadyVideoDense: [Double] = []
         for run in 1...repeats {
             if !videoOnly {
                 log("run \(run)/\(repeats): audio+video room")
@@ -83,6 +83,8 @@ struct Rooms: ParsableCommand {
             _ = try videoRoom.playAndMeasureStart(property: nil)
             sleepSeconds(2)
             steadyVideo += FrameSkewSampler(clients: videoRoom.probes).sample(seconds: duration, rate: 1)
+            // The same room read by an observer that never pauses: the load it adds shows as skew.
+            steadyVideoDense += FrameSkewSampler(clients: videoRoom.probes, dense: true).sample(seconds: duration, rate: 1)
             videoRoom.stop()
 
             log("run \(run)/\(repeats): baselines (same players, no room: play sent to each in turn)")
@@ -91,6 +93,7 @@ struct Rooms: ParsableCommand {
         }
         rows.append(Row(name: "steady skew, audio+video (audio-pts)", values: steadyAudio, unit: .ms))
         rows.append(Row(name: "steady skew, video-only (frame instants)", values: steadyVideo, unit: .ms))
+        rows.append(Row(name: "same rooms, read by a nonstop poller", values: steadyVideoDense, unit: .ms))
         rows.append(Row(name: "skew 0.2–1.2 s after play", values: afterPlay, unit: .ms))
         rows.append(Row(name: "re-lock after seek (<2 ms)", values: seekLock, unit: .s))
         rows.append(Row(name: "late join: process start to lock (<2 ms)", values: joinLock, unit: .s))

@@ -18,6 +18,9 @@ struct Scenarios: ParsableCommand {
     @Option(help: "Seconds of audio the null output buffers, as a sound device would (as `rooms --device-buffer`; 0 keeps mpv's 0.2 s).")
     var deviceBuffer = 0.05
 
+    @Flag(help: "Read video-only frames by polling without pause (the observer's load then shows as skew).")
+    var denseFrames = false
+
     var viewerArguments: [String] { deviceBuffer > 0 ? ["--mpv", "ao-null-buffer=\(deviceBuffer)"] : [] }
 
     func run() throws {
@@ -102,7 +105,7 @@ struct Scenarios: ParsableCommand {
         var clock: [ClockReading] = []
         if frames {
             let start = monotonicNow()
-            for frame in FrameSkewSampler(clients: room.probes).frames(seconds: duration, rate: 1) {
+            for frame in FrameSkewSampler(clients: room.probes, dense: denseFrames).frames(seconds: duration, rate: 1) {
                 trace.points.append(.init(t: frame.at - start, offsets: [0] + frame.offsets))
             }
             clock = room.clockReadings()

@@ -91,6 +91,7 @@ let package = Package(
             name: "cowatch-server",
             dependencies: [
                 "CowatchNet", "CowatchCore",
+                .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
@@ -113,7 +114,7 @@ let package = Package(
         .executableTarget(
             name: "cowatch-load",
             dependencies: [
-                "CowatchTestSupport", "CowatchClient", "CowatchCore",
+                "CowatchTestSupport", "CowatchClient", "CowatchCore", "CowatchNet",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -140,7 +141,7 @@ let package = Package(
         ),
         .testTarget(
             name: "CowatchIntegrationTests",
-            dependencies: ["CowatchTestSupport", "CowatchClient", "CowatchCore"],
+            dependencies: ["CowatchTestSupport", "CowatchClient", "CowatchCore", "CowatchNet"],
             swiftSettings: strict
         ),
     ]

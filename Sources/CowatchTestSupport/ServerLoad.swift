@@ -17,6 +17,8 @@ public struct ServerLoad {
     /// Connections opened per second, all processes together.
     public var connectRate = 1000.0
     public var actionInterval = 2.0
+    /// SCHED_FIFO priority for the generator processes (`cowatch-load --realtime-priority`), or nil.
+    public var realtimePriority: Int32?
 
     public init(participants: Int) {
         self.participants = participants
@@ -91,7 +93,7 @@ public struct ServerLoad {
                 "--port", "\(port)", "--first", "\(firstRoom * roomSize)", "--participants", "\(count)", "--room-size",
                 "\(roomSize)", "--connect-rate", "\(connectRate / Double(processes))", "--window-start", "\(windowStart)",
                 "--duration", "\(duration)", "--action-interval", "\(actionInterval)",
-            ]
+            ] + (realtimePriority.map { ["--realtime-priority", "\($0)"] } ?? [])
             let output = Pipe()
             process.standardOutput = output
             try process.run()

@@ -1,5 +1,6 @@
 import ArgumentParser
 import CowatchClient
+import CowatchNet
 import CowatchTestSupport
 import Foundation
 
@@ -20,6 +21,10 @@ struct ServerScale: ParsableCommand {
     @Option(help: "The cowatch-server binary to load (default: the one beside this benchmark).") var server: String?
     @Option(help: "Passed to the server as --max-connections (its participant cap); default 25000.") var cap = 25_000
     @Option(parsing: .upToNextOption, help: "More arguments for the server.") var serverArguments: [String] = []
+    @Option(help: ArgumentHelp(
+        "Run the server's and the load generators' event loops under SCHED_FIFO at this priority (cowatch-server --realtime-priority): their reads never wait for each other's time slices, as on machines of their own.",
+        valueName: "N"))
+    var realtime: Int32?
 
     func run() throws {
         let counts = participants.split(separator: ",").compactMap { Int($0.trimmingCharacters(in: .whitespaces)) }
@@ -31,7 +36,8 @@ struct ServerScale: ParsableCommand {
         }
         print(Self.table(columns))
         print("\nrooms of \(roomsOf), one active room in ten (an action every 2 s), \(Int(duration)) s measured per column, "
-            + "\(processes) load processes, plaintext; \(ProcessInfo.processInfo.activeProcessorCount) cores, load average \(loadAverage())")
+            + "\(processes) load processes, plaintext; \(ProcessInfo.processInfo.activeProcessorCount) cores, load average \(loadAverage()); "
+            + (realtime.map { "server's and generators' event loops under SCHED_FIFO \($0)" } ?? "ordinary scheduling (server and generators share the cores' time slices)"))
     }
 
     struct Column {
@@ -45,7 +51,7 @@ struct ServerScale: ParsableCommand {
         defer { try? FileManager.default.removeItem(atPath: state) }
         let process = try ServerProcess(
             extraArguments: ["--no-tls", "--max-connections", "\(cap)", "--max-rooms", "\(max(1000, 2 * count / roomsOf))",
-                "--max-connections-per-address", "64"] + serverArguments,
+                "--max-connections-per-address", "64"] + (realtime.map { ["--realtime-priority", "\($0)"] } ?? []) + serverArguments,
             stateDirectory: state, executable: server)
         defer { process.terminate() }
         var load = ServerLoad(participants: count)
@@ -53,6 +59,10 @@ struct ServerScale: ParsableCommand {
         load.processes = processes
         load.duration = duration
         load.connectRate = connectRate
+        load.realtimePriority = realtime
+        if realtime != nil, !RealtimeScheduling.policies(of: process.process.processIdentifier).contains(SCHED_FIFO) {
+            throw ValidationError("--realtime: none of the server's threads is under SCHED_FIFO")
+        }
         var column = Column()
         let pid = process.process.processIdentifier
         var before = 0.0

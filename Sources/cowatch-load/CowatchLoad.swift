@@ -1,6 +1,7 @@
 import ArgumentParser
 import CowatchClient
 import CowatchCore
+import CowatchNet
 import Foundation
 import NIOCore
 import NIOPosix
@@ -25,9 +26,11 @@ struct CowatchLoad: ParsableCommand {
     @Option(help: "CLOCK_MONOTONIC second at which measuring starts.") var windowStart: Double
     @Option(help: "Seconds measured.") var duration = 10.0
     @Option(help: "Seconds between an active room's actions.") var actionInterval = 2.0
+    @Option(help: "SCHED_FIFO priority for this process (as cowatch-server --realtime-priority).") var realtimePriority: Int32?
 
     func run() throws {
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        if let realtimePriority { try RealtimeScheduling.enable(priority: realtimePriority, on: group) }
         let loop = group.next()
         let settings = LoadRun.Settings(
             port: port, firstParticipant: first, participants: participants, roomSize: roomSize, activeEvery: activeEvery,

@@ -3,6 +3,7 @@ import CowatchCore
 import CowatchNet
 import Foundation
 import Logging
+import NIOPosix
 import ServiceLifecycle
 
 @main
@@ -104,6 +105,11 @@ struct CowatchServer: AsyncParsableCommand {
         valueName: "SECONDS"))
     var clusterLease: Double?
 
+    @Option(help: ArgumentHelp(
+        "Run the event loops under real-time scheduling (SCHED_FIFO) at this priority, 1–99, as chronyd -P does: clock probes are answered without waiting for other tasks' time slices. Needs CAP_SYS_NICE or LimitRTPRIO (default: off).",
+        valueName: "N"))
+    var realtimePriority: Int32?
+
     @Option(help: ArgumentHelp("Log level on stderr: trace, debug, info, notice, warning, error, critical.", valueName: "LEVEL"))
     var logLevel = "warning"
 
@@ -112,6 +118,13 @@ struct CowatchServer: AsyncParsableCommand {
             fail("--log-level must be one of trace, debug, info, notice, warning, error, critical", code: 2)
         }
         let (host, port) = parseListen(listen)
+        if let realtimePriority {
+            do {
+                try RealtimeScheduling.enable(priority: realtimePriority, on: MultiThreadedEventLoopGroup.singleton)
+            } catch {
+                fail(error.description, code: 2)
+            }
+        }
         var configuration = RoomSequencer.Configuration()
         if let seekReadyTimeout {
             guard seekReadyTimeout.isFinite, seekReadyTimeout > 0 else { fail("--seek-ready-timeout must be positive", code: 2) }

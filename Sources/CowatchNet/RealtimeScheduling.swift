@@ -28,22 +28,47 @@ public enum RealtimeScheduling {
     /// CAP_SYS_NICE and with an RLIMIT_RTPRIO below `priority` (systemd: `LimitRTPRIO=`); `io-error`
     /// for any other refusal.
     public static func enable(priority: Int32, on group: any EventLoopGroup) throws(CowatchError) {
+        try check(priority)
+        for loop in group.makeIterator() {
+            try outcome(priority, (try? loop.submit { setCallingThread(priority) }.wait()) ?? EIO)
+        }
+    }
+
+    /// The same from async code (the rooms' actor), or with nil back to the ordinary scheduler
+    /// (SCHED_OTHER), which needs no permission. Errors as `enable`.
+    public static func apply(_ priority: Int32?, on group: any EventLoopGroup) async throws(CowatchError) {
+        if let priority { try check(priority) }
+        for loop in group.makeIterator() {
+            let code: Int32
+            do {
+                code = try await loop.submit { setCallingThread(priority) }.get()
+            } catch {
+                code = EIO
+            }
+            try outcome(priority ?? 0, code)
+        }
+    }
+
+    private static func check(_ priority: Int32) throws(CowatchError) {
         guard priorities.contains(priority) else {
             throw CowatchError(.invalidConfiguration, "real-time priority must be between 1 and 99, got \(priority)")
         }
-        for loop in group.makeIterator() {
-            let code = (try? loop.submit { () -> Int32 in
-                var parameter = sched_param(sched_priority: priority)
-                return sched_setscheduler(0, SCHED_FIFO, &parameter) == 0 ? 0 : errno
-            }.wait()) ?? EIO
-            if code == 0 { continue }
-            if code == EPERM {
-                throw CowatchError(
-                    .notPermitted,
-                    "real-time scheduling (SCHED_FIFO \(priority)) needs CAP_SYS_NICE or an RLIMIT_RTPRIO of \(priority) (systemd: LimitRTPRIO=\(priority))")
-            }
-            throw CowatchError(.ioError, "sched_setscheduler: \(String(cString: strerror(code)))")
+    }
+
+    /// 0 or the errno of switching the calling thread.
+    private static func setCallingThread(_ priority: Int32?) -> Int32 {
+        var parameter = sched_param(sched_priority: priority ?? 0)
+        return sched_setscheduler(0, priority == nil ? SCHED_OTHER : SCHED_FIFO, &parameter) == 0 ? 0 : errno
+    }
+
+    private static func outcome(_ priority: Int32, _ code: Int32) throws(CowatchError) {
+        if code == 0 { return }
+        if code == EPERM {
+            throw CowatchError(
+                .notPermitted,
+                "real-time scheduling (SCHED_FIFO \(priority)) needs CAP_SYS_NICE or an RLIMIT_RTPRIO of \(priority) (systemd: LimitRTPRIO=\(priority))")
         }
+        throw CowatchError(.ioError, "sched_setscheduler: \(String(cString: strerror(code)))")
     }
 
     /// The policy of every thread of process `pid`, from `/proc` (SCHED_FIFO is 1), for tests and

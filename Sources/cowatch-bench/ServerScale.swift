@@ -22,9 +22,11 @@ struct ServerScale: ParsableCommand {
     @Option(help: "Passed to the server as --max-connections (its participant cap); default 25000.") var cap = 25_000
     @Option(parsing: .upToNextOption, help: "More arguments for the server.") var serverArguments: [String] = []
     @Option(help: ArgumentHelp(
-        "Run the server's and the load generators' event loops under SCHED_FIFO at this priority (cowatch-server --realtime-priority): their reads never wait for each other's time slices, as on machines of their own.",
+        "Run the load generators' event loops under SCHED_FIFO at this priority: their reads and writes then never wait for time slices shared with the server, as on machines of their own. The server is scheduled as deployed.",
         valueName: "N"))
-    var realtime: Int32?
+    var generatorsRealtime: Int32?
+    @Option(help: ArgumentHelp("Start the server with --realtime-priority N (its event loops under SCHED_FIFO).", valueName: "N"))
+    var serverRealtime: Int32?
 
     func run() throws {
         let counts = participants.split(separator: ",").compactMap { Int($0.trimmingCharacters(in: .whitespaces)) }
@@ -37,13 +39,16 @@ struct ServerScale: ParsableCommand {
         print(Self.table(columns))
         print("\nrooms of \(roomsOf), one active room in ten (an action every 2 s), \(Int(duration)) s measured per column, "
             + "\(processes) load processes, plaintext; \(ProcessInfo.processInfo.activeProcessorCount) cores, load average \(loadAverage()); "
-            + (realtime.map { "server's and generators' event loops under SCHED_FIFO \($0)" } ?? "ordinary scheduling (server and generators share the cores' time slices)"))
+            + "generators' event loops " + (generatorsRealtime.map { "under SCHED_FIFO \($0)" } ?? "under the ordinary scheduler (sharing time slices with the server)")
+            + ", server's " + (serverRealtime.map { "under SCHED_FIFO \($0)" } ?? "under the ordinary scheduler"))
     }
 
     struct Column {
         var cpu = 0.0
         var rss = 0
         var result = ServerLoad.Result()
+        /// Times the server's event loops left real-time scheduling (its log says so).
+        var stepDowns = 0
     }
 
     func measure(_ count: Int) throws -> Column {
@@ -51,7 +56,7 @@ struct ServerScale: ParsableCommand {
         defer { try? FileManager.default.removeItem(atPath: state) }
         let process = try ServerProcess(
             extraArguments: ["--no-tls", "--max-connections", "\(cap)", "--max-rooms", "\(max(1000, 2 * count / roomsOf))",
-                "--max-connections-per-address", "64"] + (realtime.map { ["--realtime-priority", "\($0)"] } ?? []) + serverArguments,
+                "--max-connections-per-address", "64"] + (serverRealtime.map { ["--realtime-priority", "\($0)"] } ?? []) + serverArguments,
             stateDirectory: state, executable: server)
         defer { process.terminate() }
         var load = ServerLoad(participants: count)
@@ -59,9 +64,9 @@ struct ServerScale: ParsableCommand {
         load.processes = processes
         load.duration = duration
         load.connectRate = connectRate
-        load.realtimePriority = realtime
-        if realtime != nil, !RealtimeScheduling.policies(of: process.process.processIdentifier).contains(SCHED_FIFO) {
-            throw ValidationError("--realtime: none of the server's threads is under SCHED_FIFO")
+        load.realtimePriority = generatorsRealtime
+        if serverRealtime != nil, !RealtimeScheduling.policies(of: process.process.processIdentifier).contains(SCHED_FIFO) {
+            throw ValidationError("--server-realtime: none of the server's threads is under SCHED_FIFO")
         }
         var column = Column()
         let pid = process.process.processIdentifier
@@ -77,6 +82,8 @@ struct ServerScale: ParsableCommand {
                 column.cpu = ((processCPUSeconds(pid: pid) ?? before) - before) / (monotonicNow() - start)
                 column.rss = ProcessMemory.resident(pid: pid) ?? 0
             })
+        let log = (try? String(contentsOfFile: process.logPath, encoding: .utf8)) ?? ""
+        column.stepDowns = log.components(separatedBy: "leave real-time scheduling").count - 1
         return column
     }
 
@@ -100,6 +107,7 @@ struct ServerScale: ParsableCommand {
             }),
             ("probes answered", { "\($0.result.probesAnswered)/\($0.result.probesSent)" }),
             ("joined (busy, tried again)", { "\($0.result.welcomed) (\($0.result.busyRetries))" }),
+            ("event loops stepped down from real-time", { "\($0.stepDowns)" }),
             ("connections lost", { "\($0.result.lost)" }),
         ]
         rows.append(("refused", { column in

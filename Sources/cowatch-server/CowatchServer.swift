@@ -200,7 +200,7 @@ struct CowatchServer: AsyncParsableCommand {
         }
         let server = RoomServer(
             host: host, port: port, configuration: configuration, state: state, identity: identity,
-            cluster: clusterConfiguration(), logger: logger
+            cluster: clusterConfiguration(), realtimePriority: realtimePriority, logger: logger
         ) { host, port in
             // Scripts and tests read the first line to learn the port.
             var lines = "cowatch-server: listening on \(host):\(port)\n"

@@ -31,14 +31,19 @@ public struct RoomServer: Service {
     private let logger: Logger
     private let onBound: (@Sendable (String, Int) -> Void)?
     private let cluster: ClusterConfiguration?
+    /// The SCHED_FIFO priority the event loops were put under (`RealtimeScheduling`), if any: the
+    /// rooms' timer then watches that they are not starved (`RealtimeGuard`).
+    private let realtimePriority: Int32?
 
     /// - Parameter identity: the TLS certificate and key; nil serves plaintext (`--no-tls`).
     /// - Parameter cluster: share rooms with other servers through Redis (see `ClusterGate`).
     public init(
         host: String, port: Int, configuration: RoomSequencer.Configuration = .init(), state: RoomServerState? = nil,
-        identity: ServerIdentity?, cluster: ClusterConfiguration? = nil, logger: Logger, onBound: (@Sendable (String, Int) -> Void)? = nil
+        identity: ServerIdentity?, cluster: ClusterConfiguration? = nil, realtimePriority: Int32? = nil, logger: Logger,
+        onBound: (@Sendable (String, Int) -> Void)? = nil
     ) {
         self.cluster = cluster
+        self.realtimePriority = realtimePriority
         self.identity = identity
         self.host = host
         self.port = port
@@ -87,7 +92,9 @@ public struct RoomServer: Service {
         let store = try AttachmentStore(stateDirectory: state?.directory)
         defer { if state == nil { store.removeAll() } }
         let gate = cluster.map { ClusterGate(configuration: $0, logger: logger) }
-        let hub = RoomHub(sequencer: sequencer, state: state, store: store, cluster: gate, logger: logger)
+        let hub = RoomHub(
+            sequencer: sequencer, state: state, store: store, cluster: gate,
+            realtime: realtimePriority.map { ($0, MultiThreadedEventLoopGroup.singleton) }, logger: logger)
         try await withShutdownClosing(server.channel) {
             try await withThrowingDiscardingTaskGroup { group in
                 group.addTask { try? await hub.runTimers() }
@@ -136,8 +143,17 @@ actor RoomHub {
     /// The rooms' records changed since they were last saved.
     private var recordsChanged = false
     private var nextSave = 0.0
+    /// The event loops' real-time priority and group, and the guard that steps them down when the
+    /// rooms' work is starved.
+    private let realtime: (priority: Int32, loops: any EventLoopGroup)?
+    private var realtimeGuard: RealtimeGuard?
 
-    init(sequencer: RoomSequencer, state: RoomServerState?, store: AttachmentStore, cluster: ClusterGate? = nil, logger: Logger) {
+    init(
+        sequencer: RoomSequencer, state: RoomServerState?, store: AttachmentStore, cluster: ClusterGate? = nil,
+        realtime: (priority: Int32, loops: any EventLoopGroup)? = nil, logger: Logger
+    ) {
+        self.realtime = realtime
+        realtimeGuard = realtime.map { _ in RealtimeGuard() }
         self.sequencer = sequencer
         self.cluster = cluster
         self.state = state
@@ -330,11 +346,32 @@ actor RoomHub {
             let wait = min(0.1, max(0.005, (sequencer.nextDeadline() ?? now + 0.1) - now))
             try await Task.sleep(for: .seconds(wait))
             let tickAt = monotonicSeconds()
+            if let action = realtimeGuard?.woke(lateness: tickAt - now - wait, at: tickAt) { await apply(action, lateness: tickAt - now - wait) }
             perform(sequencer.tick(now: tickAt))
             if recordsChanged, tickAt >= nextSave {
                 nextSave = tickAt + 1
                 saveRecords()
             }
+        }
+    }
+}
+
+extension RoomHub {
+    /// Carries out a `RealtimeGuard` decision on the event loops.
+    fileprivate func apply(_ action: RealtimeGuard.Action, lateness: Double) async {
+        guard let realtime else { return }
+        let metadata: Logger.Metadata = ["cowatch.room.lateness_ms": "\(Int(lateness * 1000))"]
+        do {
+            switch action {
+            case .stepDown:
+                logger.warning("event loops leave real-time scheduling: the rooms' work was starved", metadata: metadata)
+                try await RealtimeScheduling.apply(nil, on: realtime.loops)
+            case .stepUp:
+                logger.notice("event loops back under real-time scheduling", metadata: metadata)
+                try await RealtimeScheduling.apply(realtime.priority, on: realtime.loops)
+            }
+        } catch {
+            logger.warning("real-time scheduling unchanged: \(error)")
         }
     }
 }

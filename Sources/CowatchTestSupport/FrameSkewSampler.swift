@@ -6,7 +6,7 @@ import Glibc
 #endif
 
 /// Skew for video-only media, where `time-pos` moves in whole frames: polls every player's
-/// `time-pos` round-robin as fast as the control sockets answer, and notes the instant each
+/// `time-pos` round-robin, as fast as the sockets answer while a frame is due, and notes the instant each
 /// player first shows each frame. For a frame every player showed, the spread of those instants
 /// (times the rate) is the skew. Each instant is only known to lie between two reads; frames
 /// where that bracket is wider than `maxBracket` for any player (a slow answer) are left out

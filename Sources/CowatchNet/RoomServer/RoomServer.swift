@@ -346,7 +346,8 @@ actor RoomHub {
             let wait = min(0.1, max(0.005, (sequencer.nextDeadline() ?? now + 0.1) - now))
             try await Task.sleep(for: .seconds(wait))
             let tickAt = monotonicSeconds()
-            if let action = realtimeGuard?.woke(lateness: tickAt - now - wait, at: tickAt) { await apply(action, lateness: tickAt - now - wait) }
+            let lateness = tickAt - now - wait
+            if let action = realtimeGuard?.woke(lateness: lateness, at: tickAt) { await apply(action, lateness: lateness) }
             perform(sequencer.tick(now: tickAt))
             if recordsChanged, tickAt >= nextSave {
                 nextSave = tickAt + 1
@@ -364,6 +365,7 @@ extension RoomHub {
         do {
             switch action {
             case .stepDown:
+                // A warning, not debug: the operator asked for real time and is not getting it.
                 logger.warning("event loops leave real-time scheduling: the rooms' work was starved", metadata: metadata)
                 try await RealtimeScheduling.apply(nil, on: realtime.loops)
             case .stepUp:

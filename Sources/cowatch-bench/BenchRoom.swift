@@ -36,6 +36,22 @@ extension DaemonRoom {
         return lock.map { samplingStart - start + $0 } ?? .infinity
     }
 
+    /// Seeks while playing and returns the skews seen 0.2–1.2 s after playback resumed there: from
+    /// when the first player is seen past `target` + 60 ms (a player paused after the seek stands
+    /// one audio frame, 21 ms, on), so about 40 ms after the resume.
+    func seekAndMeasureResume(to target: Double) throws -> [Double] {
+        try clients.last!.request(.seek(seconds: target, mode: .absolute))
+        let deadline = monotonicNow() + 10
+        while monotonicNow() < deadline {
+            if let pts = try? probes[0].request(.getProperty("audio-pts"), timeout: 2).numberValue, pts > target + 0.06, pts < target + 1 {
+                break
+            }
+            usleep(1000)
+        }
+        sleepSeconds(0.2 - 0.04)
+        return SkewSampler(clients: probes, property: "audio-pts").sample(count: 40, interval: 0.025, rate: 1)
+    }
+
     /// Adds one more viewer; seconds until the skew of all holds under 2 ms, counted from the
     /// process start (it opens the media first) and from the moment the room lists it as joined.
     func lateJoinAndTimeLock() throws -> (fromStart: Double, fromJoin: Double) {

@@ -61,7 +61,7 @@ struct Rooms: ParsableCommand {
         var rows: [Row] = []
         var steadyAudio: [Double] = [], steadyVideo: [Double] = [], afterPlay: [Double] = []
         var seekLock: [Double] = [], joinLock: [Double] = [], baseline: [Double] = [], corrections: [Double] = []
-        var baselineVideo: [Double] = [], joinedLock: [Double] = [], steadyVideoDense: [Double] = []
+        var baselineVideo: [Double] = [], joinedLock: [Double] = [], steadyVideoDense: [Double] = [], afterSeek: [Double] = []
         for run in 1...repeats {
             if !videoOnly {
                 log("run \(run)/\(repeats): audio+video room")
@@ -70,6 +70,7 @@ struct Rooms: ParsableCommand {
                 afterPlay += try room.playAndMeasureStart()
                 steadyAudio += SkewSampler(clients: room.probes).sample(count: Int(duration / 0.025), interval: 0.025, rate: 1)
                 seekLock.append(try room.seekAndTimeLock(to: 30))
+                afterSeek += try room.seekAndMeasureResume(to: 45)
                 let join = try room.lateJoinAndTimeLock()
                 joinLock.append(join.fromStart)
                 joinedLock.append(join.fromJoin)
@@ -95,6 +96,7 @@ struct Rooms: ParsableCommand {
         rows.append(Row(name: "steady skew, video-only (frame instants)", values: steadyVideo, unit: .ms))
         rows.append(Row(name: "same rooms, read by a nonstop poller", values: steadyVideoDense, unit: .ms))
         rows.append(Row(name: "skew 0.2–1.2 s after play", values: afterPlay, unit: .ms))
+        rows.append(Row(name: "skew 0.2–1.2 s after resuming from a seek", values: afterSeek, unit: .ms))
         rows.append(Row(name: "re-lock after seek (<2 ms)", values: seekLock, unit: .s))
         rows.append(Row(name: "late join: process start to lock (<2 ms)", values: joinLock, unit: .s))
         rows.append(Row(name: "late join: joined to lock (<2 ms)", values: joinedLock, unit: .s))

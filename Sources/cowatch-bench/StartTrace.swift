@@ -17,6 +17,7 @@ struct StartTrace: ParsableCommand {
     @Option(help: "Starts to trace.") var starts = 6
     @Option(help: "Viewers in the room.") var viewers = 3
     @Option(help: "An mpv option for every viewer (NAME=VALUE, as cowatchd --mpv takes it); repeatable.") var mpv: [String] = []
+    @Flag(help: "Seek while playing instead of pause, seek, play: trace the start that ends a seek's hold.") var whilePlaying = false
 
     func run() throws {
         let media = try TestMedia.audioVideo()
@@ -24,7 +25,18 @@ struct StartTrace: ParsableCommand {
             viewers: viewers, media: media, name: "starts", viewerArguments: mpv.flatMap { ["--mpv", $0] })
         defer { room.stop() }
         sleepSeconds(1)
+        if whilePlaying {
+            try room.clients[0].request(.play)
+            sleepSeconds(1.5)
+        }
         for start in 0..<starts {
+            if whilePlaying {
+                // The whole start is the seek's: hold, everyone lands, a scheduled resume.
+                try room.clients[0].request(.seek(seconds: Double(10 + 5 * start), mode: .absolute))
+                try trace(room, label: "seek \(start) while playing", from: monotonicNow())
+                sleepSeconds(1)
+                continue
+            }
             try room.clients[0].request(.pause)
             sleepSeconds(0.3)
             try room.clients[0].request(.seek(seconds: Double(10 + 5 * start), mode: .absolute))
@@ -40,31 +52,36 @@ struct StartTrace: ParsableCommand {
             }
             print("start \(start): " + before.joined(separator: " · "))
             try room.clients[1 % room.clients.count].request(.play)
-            let t0 = monotonicNow()
-            var samples: [[(at: Double, position: Double, speed: Double)]] = Array(repeating: [], count: room.probes.count)
-            while monotonicNow() - t0 < 1.3 {
-                for (index, probe) in room.probes.enumerated() {
-                    let readStart = monotonicNow()
-                    guard let position = (try? probe.request(.getProperty("audio-pts")))?.numberValue else { continue }
-                    let readEnd = monotonicNow()
-                    let speed = (try? probe.request(.getProperty("speed")))?.numberValue ?? 0
-                    if readEnd - readStart < 0.0005 { samples[index].append(((readStart + readEnd) / 2 - t0, position, speed)) }
-                }
-                sleepSeconds(0.004)
-            }
-            let late = samples.flatMap { $0.filter { $0.at > 1.0 }.map { $0.position - $0.at } }
-            let line = late.reduce(0, +) / Double(max(1, late.count))
-            var text = ""
-            for mark in [0.1, 0.15, 0.2, 0.25, 0.3, 0.4, 0.5, 0.6, 0.8, 1.0, 1.2] {
-                text += String(format: " %.2f:", mark)
-                for list in samples {
-                    if let sample = list.min(by: { abs($0.at - mark) < abs($1.at - mark) }) {
-                        text += ms(sample.position - sample.at - line) + "@" + String(format: "%.3f", sample.speed) + " "
-                    }
-                }
-            }
-            print("  " + text)
+            try trace(room, label: nil, from: monotonicNow())
         }
+    }
+
+    /// Every player's audio-pts for 1.3 s from `t0`, printed against the room's line at fixed marks.
+    func trace(_ room: BenchRoom, label: String?, from t0: Double) throws {
+        if let label { print(label + ":") }
+        var samples: [[(at: Double, position: Double, speed: Double)]] = Array(repeating: [], count: room.probes.count)
+        while monotonicNow() - t0 < 1.3 {
+            for (index, probe) in room.probes.enumerated() {
+                let readStart = monotonicNow()
+                guard let position = (try? probe.request(.getProperty("audio-pts")))?.numberValue else { continue }
+                let readEnd = monotonicNow()
+                let speed = (try? probe.request(.getProperty("speed")))?.numberValue ?? 0
+                if readEnd - readStart < 0.0005 { samples[index].append(((readStart + readEnd) / 2 - t0, position, speed)) }
+            }
+            sleepSeconds(0.004)
+        }
+        let late = samples.flatMap { $0.filter { $0.at > 1.0 }.map { $0.position - $0.at } }
+        let line = late.reduce(0, +) / Double(max(1, late.count))
+        var text = ""
+        for mark in [0.1, 0.15, 0.2, 0.25, 0.3, 0.4, 0.5, 0.6, 0.8, 1.0, 1.2] {
+            text += String(format: " %.2f:", mark)
+            for list in samples {
+                if let sample = list.min(by: { abs($0.at - mark) < abs($1.at - mark) }) {
+                    text += ms(sample.position - sample.at - line) + "@" + String(format: "%.3f", sample.speed) + " "
+                }
+            }
+        }
+        print("  " + text)
     }
 
     func ms(_ value: Double?) -> String { value.map { String(format: "%.2f", $0 * 1000) } ?? "-" }

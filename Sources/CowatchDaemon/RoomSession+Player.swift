@@ -18,8 +18,9 @@ extension RoomSession {
         guard let paused = try? player.getFlag("pause"), let speed = try? player.getDouble("speed") else { return nil }
         // Without the room's media (refused, offered, or failed), the player is left alone.
         let stalled = load != nil || stalls.buffering || cannotPlay
-        // A person's seek gesture not yet sent to the room is not drift to correct.
-        let seeking = stalls.seeking || userSeeks.isActive
+        // A person's seek gesture not yet sent to the room is not drift to correct, nor is their
+        // pause or speed read before mpv reported it (correcting it would hide it for good).
+        let seeking = stalls.seeking || userSeeks.isActive || !echoes.explains(paused: paused, speed: speed)
         let before = monotonicNow()
         var position: Double?
         if !paused && !seeking && !stalled {
@@ -51,6 +52,7 @@ extension RoomSession {
     /// Forgets seeks in flight (a new file, or a session that ended): their events must not
     /// become group actions later.
     func forgetSeeks() {
+        heldSeek = nil
         userSeeks.reset()
         echoes.reset()
         stalls.seekEnded()
@@ -59,6 +61,8 @@ extension RoomSession {
     /// Deadlines of the player side, run by the session's tick: a load that takes too long,
     /// a person's seek gesture that has gone quiet.
     func playerTick(now: Double) {
+        // The fence always comes back unless mpv stalls; then seek without it rather than never.
+        if let held = heldSeek, now - held.at > 1 { releaseHeldSeek() }
         if var running = load {
             let actions = running.tick(now: now)
             load = running
@@ -86,14 +90,44 @@ extension RoomSession {
                 echoes.orderedSpeed(speed)
                 try player.setDouble("speed", speed)
             case .seek(let target):
-                echoes.orderedSeek(now: now)
                 stalls.seekStarted(ours: true, now: now)
                 frameClock.reset()
-                try player.command(["seek", String(max(0, target)), "absolute+exact"])
+                holdSeek(to: max(0, target), now: now)
             }
         } catch {
             logger.debug("player command failed", metadata: ["cowatch.room.error": "\(error)"])
-            if case .seek = command { stalls.seekEnded() }
+        }
+    }
+
+    /// The message `fence` sends itself through mpv.
+    static let fenceMessage = "cowatch-fence"
+
+    /// Our seeks wait behind a fence. A person's seek that mpv has already carried out shows in
+    /// the position we read before its `seek` event reaches us; a correction computed from that
+    /// read would send the player back, and its event would then pass for ours: the person's
+    /// seek lost. A `script-message-to` ourselves comes back behind every event mpv queued
+    /// before it, so when it arrives with no person's seek ahead of it, the seek is ours to make.
+    /// It costs one pass through the event thread (well under a millisecond).
+    private func holdSeek(to target: Double, now: Double) {
+        fences += 1
+        heldSeek = (fences, target, now)
+        do {
+            try player.command(["script-message-to", player.clientName, Self.fenceMessage, String(fences)])
+        } catch {
+            releaseHeldSeek()  // no fence to be had: seek at once, as before
+        }
+    }
+
+    /// Carries out the seek held behind the fence.
+    func releaseHeldSeek() {
+        guard let held = heldSeek else { return }
+        heldSeek = nil
+        echoes.orderedSeek(to: held.target, now: monotonicNow())
+        do {
+            try player.command(["seek", String(held.target), "absolute+exact"])
+        } catch {
+            logger.debug("player command failed", metadata: ["cowatch.room.error": "\(error)"])
+            stalls.seekEnded()
         }
     }
 
@@ -115,6 +149,8 @@ extension RoomSession {
             }
         case .seek:
             let ours = echoes.seekReported(now: now)
+            // A person's seek came first: the held correction was computed from it; drop it.
+            if !ours { heldSeek = nil }
             stalls.seekStarted(ours: ours, now: now)
             // Without the room's media, the person's seeks are theirs alone.
             if !ours, load == nil, !cannotPlay {
@@ -141,8 +177,13 @@ extension RoomSession {
                 carryOut(actions)
                 return
             }
+            let landed = (try? player.getDouble("time-pos")) ?? 0
+            if echoes.seekLanded(at: landed, duration: try? player.getDouble("duration")), isJoined, !cannotPlay {
+                // A person's seek merged into ours by mpv: theirs, from where the group is.
+                userSeeks.seekStarted(groupPosition: coordinator.expectedPosition(atLocal: now), now: now)
+            }
             if userSeeks.isActive {
-                userSeeks.landed(at: (try? player.getDouble("time-pos")) ?? 0, now: now)
+                userSeeks.landed(at: landed, now: now)
             }
             updateStatus(now: now)
         case .propertyChange(name: "paused-for-cache", let value, _):
@@ -163,6 +204,8 @@ extension RoomSession {
             guard let speed = value?.doubleValue, !echoes.speedReported(speed) else { return }
             guard isJoined, !cannotPlay else { return }
             perform(coordinator.request(.speed, position: nil, rate: speed, now: now).actions)
+        case .clientMessage(let arguments) where arguments.first == Self.fenceMessage:
+            if arguments.count == 2, Int(arguments[1]) == heldSeek?.fence { releaseHeldSeek() }
         case .clientMessage(let arguments):
             windowMessage(arguments)
         default:

@@ -88,6 +88,9 @@ actor RoomSession {
     // core's pure machines, this actor only feeds them.
     /// Tells our own pause, speed and seek changes from the person's.
     var echoes = PlayerEchoTracker()
+    /// A seek we ordered, waiting for its fence (see `holdSeek`); fences sent so far.
+    var heldSeek: (fence: Int, target: Double, at: Double)?
+    var fences = 0
     /// A person's seeking at the player, until it becomes one group seek.
     var userSeeks = UserSeekCoalescer()
     /// Loading, buffering and slow seeks: what the room hears as our stall.

@@ -8,6 +8,9 @@
 public protocol MediaPlayer: AnyObject, Sendable {
     /// The player's events, in order; finishes after `shutdown`.
     var events: AsyncStream<MpvEvent> { get }
+    /// The name `script-message-to` reaches this client by: a message sent so comes back as a
+    /// `clientMessage` event behind every event mpv queued before it (a fence).
+    var clientName: String { get }
     func command(_ arguments: [String]) throws(MpvError)
     func commandReturning(_ arguments: [String]) throws(MpvError) -> MpvNode
     func setString(_ name: String, _ value: String) throws(MpvError)

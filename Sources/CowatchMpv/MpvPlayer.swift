@@ -129,6 +129,13 @@ public final class MpvPlayer: Sendable {
         return MpvNode(copying: node)
     }
 
+    /// This handle's client name (what `script-message-to` addresses), or "" once destroyed.
+    /// Threading: any thread.
+    public var clientName: String {
+        guard let raw = try? liveHandle(), let name = mpv_client_name(raw) else { return "" }
+        return String(cString: name)
+    }
+
     /// Asks mpv to report changes of a property as `.propertyChange` events, in its natural type.
     public func observe(_ name: String) throws(MpvError) {
         try MpvError.check(mpv_observe_property(try liveHandle(), 0, name, MPV_FORMAT_NODE), "observe_property \(name)")

@@ -28,6 +28,63 @@ struct PlayerMachinesTests {
         #expect(!r6)
     }
 
+    @Test("a person's change read before mpv reports it is not explained, so it is not corrected away")
+    func changeInFlight() {
+        var tracker = PlayerEchoTracker()
+        _ = tracker.pauseReported(false, now: 0)
+        _ = tracker.speedReported(1)
+        #expect(tracker.explains(paused: false, speed: 1))
+        // Our own orders are explained at once, before their events.
+        tracker.orderedSpeed(1.002)
+        #expect(tracker.explains(paused: false, speed: 1.002))
+        _ = tracker.speedReported(1.002)
+        // A person pauses in the mpv window: the property reads true, the event is still queued.
+        #expect(!tracker.explains(paused: true, speed: 1.002))
+        // Nor a person's speed.
+        #expect(!tracker.explains(paused: false, speed: 1.5))
+        // The event comes: explained, and it is theirs, not an echo.
+        let echo = tracker.pauseReported(true, now: 0.1)
+        #expect(!echo)
+        #expect(tracker.explains(paused: true, speed: 1.002))
+        // Forgetting the orders keeps what the player holds.
+        tracker.orderedPause(false, now: 0.2)
+        tracker.reset()
+        #expect(tracker.explains(paused: false, speed: 1.002))
+    }
+
+    @Test("a person's seek merged into ours is told by where it lands")
+    func mergedSeek() {
+        var tracker = PlayerEchoTracker()
+        // Ours lands where we sent it.
+        tracker.orderedSeek(to: 12, now: 0)
+        let m1 = tracker.seekReported(now: 0.01)
+        #expect(m1)
+        let m2 = tracker.seekLanded(at: 12.02, duration: 75)
+        #expect(!m2)
+        // A person's seek to 30 queued behind ours: mpv runs one seek, reported once, landing at 30.
+        tracker.orderedSeek(to: 12, now: 1)
+        let m3 = tracker.seekReported(now: 1.01)
+        #expect(m3)
+        let m4 = tracker.seekLanded(at: 30, duration: 75)
+        #expect(m4)
+        // Two of ours merged land at the later one.
+        tracker.orderedSeek(to: 12, now: 2)
+        tracker.orderedSeek(to: 40, now: 2.001)
+        let m5 = tracker.seekReported(now: 2.01)
+        #expect(m5)
+        let m6 = tracker.seekLanded(at: 40, duration: 75)
+        #expect(!m6)
+        // Past the end a seek lands short: no proof of anyone's.
+        tracker.orderedSeek(to: 80, now: 3)
+        let m7 = tracker.seekReported(now: 3.01)
+        #expect(m7)
+        let m8 = tracker.seekLanded(at: 74.9, duration: 75)
+        #expect(!m8)
+        // A landing with no seek of ours reported is the person's business (their own seek event).
+        let m9 = tracker.seekLanded(at: 5, duration: 75)
+        #expect(!m9)
+    }
+
     @Test("an order reported late (a loaded machine) is still ours; one never reported expires")
     func lateAndLost() {
         var tracker = PlayerEchoTracker()
@@ -41,13 +98,13 @@ struct PlayerMachinesTests {
         // mpv merged it away; 2 s later the person pauses: theirs.
         let r9 = tracker.pauseReported(true, now: 3)
         #expect(!r9)
-        tracker.orderedSeek(now: 5)
+        tracker.orderedSeek(to: 20, now: 5)
         #expect(tracker.awaitsSeek)
         let r10 = tracker.seekReported(now: 5.05)
         #expect(r10)
         let r11 = tracker.seekReported(now: 5.1)
         #expect(!r11)  // the next one is the person's
-        tracker.orderedSeek(now: 6)
+        tracker.orderedSeek(to: 20, now: 6)
         let r12 = tracker.seekReported(now: 8)
         #expect(!r12)  // expired
     }
@@ -57,7 +114,7 @@ struct PlayerMachinesTests {
         var tracker = PlayerEchoTracker()
         tracker.orderedPause(true, now: 0)
         tracker.orderedSpeed(1.5)
-        tracker.orderedSeek(now: 0)
+        tracker.orderedSeek(to: 20, now: 0)
         tracker.reset()
         let r13 = tracker.pauseReported(true, now: 0.1)
         #expect(!r13)

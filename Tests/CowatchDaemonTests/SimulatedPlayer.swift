@@ -74,6 +74,8 @@ final class SimulatedPlayer: MediaPlayer {
 
     // MARK: MediaPlayer
 
+    var clientName: String { "main" }
+
     func command(_ arguments: [String]) throws(MpvError) {
         _ = try commandReturning(arguments)
     }
@@ -93,6 +95,10 @@ final class SimulatedPlayer: MediaPlayer {
                 try? await Task.sleep(for: .seconds(latency))
                 self?.land(at: target)
             }
+            return .none
+        case "script-message-to":
+            // Addressed to us: it comes back behind every event yielded before it, as mpv's does.
+            if arguments.count >= 2, arguments[1] == clientName { continuation.yield(.clientMessage(Array(arguments.dropFirst(2)))) }
             return .none
         case "loadfile":
             guard arguments.count >= 2 else { throw MpvError(code: -4, operation: "loadfile") }

@@ -80,10 +80,14 @@ extension RoomSession {
         do {
             switch command {
             case .setPaused(let paused):
-                // Only a real change produces an mpv event to recognise as ours later.
-                guard (try? player.getFlag("pause")) != paused else { return }
+                // Only a real change produces an mpv event to recognise as ours later. A start on
+                // its instant was decided from a read of a paused player a moment ago: no second
+                // read, which would wait for mpv's core on the instant itself.
+                let current = transitionInstant != nil && !paused ? true : (try? player.getFlag("pause"))
+                guard current != paused else { return }
                 echoes.orderedPause(paused, now: now)
                 try player.setFlag("pause", paused)
+                if !paused, let instant = transitionInstant { startLateness = monotonicNow() - instant }
                 frameClock.reset()
             case .setSpeed(let speed):
                 guard (try? player.getDouble("speed")) != speed else { return }

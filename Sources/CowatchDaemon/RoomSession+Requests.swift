@@ -199,6 +199,7 @@ extension RoomSession {
             "player_speed": .finite(try? player.getDouble("speed")),
             "expected": .finite(coordinator.expectedPosition(atLocal: now)),
             "unpause_lead": .number(coordinator.unpauseLead.lead),
+            "start_late": .finite(startLateness),
         ]
         return sections
     }

@@ -90,6 +90,10 @@ actor RoomSession {
     var echoes = PlayerEchoTracker()
     /// A seek we ordered, waiting for its fence (see `holdSeek`); fences sent so far.
     var heldSeek: (fence: Int, target: Double, at: Double)?
+    /// The instant the running tick was woken for, and how late after such an instant the last
+    /// unpause it ordered took effect (seconds; `get_status` drift.start_late).
+    var transitionInstant: Double?
+    var startLateness: Double?
     var fences = 0
     /// A person's seeking at the player, until it becomes one group seek.
     var userSeeks = UserSeekCoalescer()
@@ -363,18 +367,17 @@ actor RoomSession {
         let interval = room.tickInterval
         while !Task.isCancelled {
             let now = monotonicNow()
+            var wokeFor: Double?
             if let transition = await nextTransition(), transition < now + interval {
-                // Sleep to just before a scheduled start or speed change, then wait out the last
-                // 2 ms precisely (it must not inherit the scheduler's slack, nor spin the CPU the
-                // players need) — off the actor, which meanwhile keeps serving player events and
-                // requests.
-                let coarse = transition - 0.002
-                if coarse > now { try await Task.sleep(for: .seconds(coarse - now)) }
-                waitUntilMonotonic(transition)
+                wokeFor = transition
+                // Wake a little before a scheduled start or speed change: `tick` reads the player
+                // and decides then, and waits out the rest precisely before carrying it out.
+                let early = transition - Self.transitionPreparation
+                if early > now { try await Task.sleep(for: .seconds(early - now)) }
             } else {
                 try await Task.sleep(for: .seconds(interval))
             }
-            try await tick()
+            try await tick(wokeFor: wokeFor)
         }
     }
 
@@ -382,7 +385,21 @@ actor RoomSession {
         coordinator.nextTransition(afterLocal: monotonicNow())
     }
 
-    private func tick() throws {
+    /// Seconds before a scheduled transition at which the tick loop wakes to prepare it.
+    ///
+    /// On two loaded cores the hop onto this actor and the player reads (mpv's core lock, taken
+    /// too by a player busy after a seek) took up to 1.8 ms; done after the instant, they made a
+    /// player start that late. Done before it, only the command itself is left for the instant.
+    static let transitionPreparation = 0.003
+
+    /// - Parameter wokeFor: the scheduled instant this tick was woken for, if any: the player is
+    ///   read now and the coordinator decides as at that instant (a paused player stands still;
+    ///   a playing one moves at its speed), then the decision waits for it — the actor blocked at
+    ///   most `transitionPreparation`, mostly asleep (`waitUntilMonotonic`). An unpause so
+    ///   ordered is timed against it (`startLateness`).
+    private func tick(wokeFor: Double? = nil) throws {
+        transitionInstant = wokeFor
+        defer { transitionInstant = nil }
         if leaveRequested {
             leaveRequested = false
             send?(.bye)
@@ -398,7 +415,24 @@ actor RoomSession {
         }
         playerTick(now: now)
         updateStatus(now: now)
-        perform(coordinator.tick(now: now, sample: sample()))
+        let current = sample()
+        guard let instant = wokeFor, instant > monotonicNow() else {
+            perform(coordinator.tick(now: now, sample: current))
+            return
+        }
+        let actions = coordinator.tick(now: instant, sample: current.map { Self.carried($0, to: instant) })
+        waitUntilMonotonic(instant)
+        perform(actions)
+    }
+
+    /// A player sample as it will read at `instant`: a player that moves, moved on at its speed.
+    static func carried(_ sample: RoomCoordinator.PlayerSample, to instant: Double) -> RoomCoordinator.PlayerSample {
+        var carried = sample
+        if !sample.paused && !sample.seeking && !sample.stalled {
+            carried.position += (instant - sample.at) * sample.speed
+        }
+        carried.at = instant
+        return carried
     }
 
     // MARK: Carrying out actions

@@ -130,3 +130,43 @@ extension RoomCoordinatorTests {
         #expect(errors[0] > 0.002)
     }
 }
+
+extension RoomCoordinatorTests {
+    @Test("a tick run on the very instant nextTransition names orders the start, whatever the rounding")
+    func startDecidedOnItsInstant() {
+        var missed = 0
+        for k in 0..<60 {
+            var coordinator = RoomCoordinator(name: "alice", room: "r", activity: Activity(url: "/films/night.mkv"))
+            _ = coordinator.connected(now: 0)
+            let first = GroupTimeline(seq: 1, position: 10, reference: Self.offset, rate: 1, playing: false)
+            _ = coordinator.received(
+                .welcome(.init(name: "alice", room: "r", timeline: first, participants: [], activity: Activity(url: "/films/night.mkv"))),
+                now: 0)
+            // A fitted skew and offsets that are no binary fractions: converting local time to
+            // reference time and back does not return the same double.
+            let skew = 20e-6 + Double(k) * 1.3e-7
+            let oneWay = Self.oneWay + Double(k) * 0.000_013_7
+            var t = 0.0
+            while t < 45 {
+                for action in coordinator.tick(now: t, sample: .init(position: 10, at: t, paused: true, speed: 1, seeking: false)) {
+                    if case .send(.timeRequest(let id, let t1)) = action {
+                        let serverTime = (t1 + oneWay) * (1 + skew) + Self.offset + 0.123_456_7
+                        _ = coordinator.received(.timeReply(id: id, t1: t1, t2: serverTime, t3: serverTime), now: t + 2 * oneWay)
+                    }
+                }
+                t += 0.1
+            }
+            let start = (t + 1.3 + Double(k) * 0.001_7) * (1 + skew) + Self.offset + 0.123_456_7
+            _ = coordinator.received(
+                .applied(timeline: GroupTimeline(seq: 2, position: 10, reference: start, rate: 1, playing: true), notice: nil, actionID: nil),
+                now: t)
+            guard let instant = coordinator.nextTransition(afterLocal: t) else {
+                missed += 1
+                continue
+            }
+            let actions = coordinator.tick(now: instant, sample: .init(position: 10, at: instant, paused: true, speed: 1, seeking: false))
+            if !actions.contains(.player(.setPaused(false))) { missed += 1 }
+        }
+        #expect(missed == 0, "\(missed) of 60 starts not ordered on their instant")
+    }
+}

@@ -1,5 +1,6 @@
 @testable import CowatchDaemon
 import CowatchClient
+import CowatchCore
 import Foundation
 import Testing
 
@@ -22,6 +23,23 @@ struct PreciseWaitTests {
         #expect(lateness.sorted()[10] < 0.002, "median lateness \(lateness.sorted()[10])")
         // A spin of the whole 2 ms would cost about 2 ms of CPU each time.
         #expect(cpu.sorted()[10] < 0.001, "median CPU per wait \(cpu.sorted()[10])")
+    }
+
+    @Test("a decision made ahead of its instant reads the player as it will be then")
+    func sampleCarriedToTheInstant() {
+        let playing = RoomCoordinator.PlayerSample(position: 10, at: 100, paused: false, speed: 1.25, seeking: false)
+        let carried = RoomSession.carried(playing, to: 100.002)
+        #expect(carried.at == 100.002)
+        #expect(abs(carried.position - 10.0025) < 1e-12)
+        // Paused, seeking or stalled, it stays where it stands.
+        for still in [
+            RoomCoordinator.PlayerSample(position: 10, at: 100, paused: true, speed: 1, seeking: false),
+            RoomCoordinator.PlayerSample(position: 10, at: 100, paused: false, speed: 1, seeking: true),
+            RoomCoordinator.PlayerSample(position: 10, at: 100, paused: false, speed: 1, seeking: false, stalled: true),
+        ] {
+            let moved = RoomSession.carried(still, to: 100.003)
+            #expect(moved.position == 10 && moved.at == 100.003)
+        }
     }
 
     func threadCPUSeconds() -> Double {

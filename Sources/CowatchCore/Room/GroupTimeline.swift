@@ -62,10 +62,11 @@ public struct TimelinePair: Sendable, Hashable {
         current.isEffective(at: t) ? current : previous
     }
 
-    /// Expected position and whether the group plays, at reference instant `t`.
-    public func expected(at t: Double) -> (position: Double, playing: Bool, rate: Double) {
-        let timeline = ruling(at: t)
-        return (timeline.position(at: t), timeline.playing && t >= timeline.reference, timeline.rate)
+    /// Expected position and whether the group plays, at reference instant `t`; a change due
+    /// within `slack` after `t` already rules (the position is still the one at `t`).
+    public func expected(at t: Double, slack: Double = 0) -> (position: Double, playing: Bool, rate: Double) {
+        let timeline = ruling(at: t + slack)
+        return (timeline.position(at: t), timeline.playing && t + slack >= timeline.reference, timeline.rate)
     }
 
     /// Moves to a newer timeline; older or equal `seq`s are ignored (returns false).

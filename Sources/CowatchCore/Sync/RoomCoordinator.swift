@@ -507,6 +507,10 @@ public struct RoomCoordinator: Sendable {
         return abs(shift) <= Self.maxStartShift ? shift : 0
     }
 
+    /// Seconds a start or speed change may be ordered before its instant (float rounding at the
+    /// instant itself).
+    static let transitionSlack = 0.000_1
+
     /// A frame at 20 fps: more than that is no paused frame's offset.
     static let maxStartShift = 0.05
 
@@ -526,11 +530,16 @@ public struct RoomCoordinator: Sendable {
         guard let sample, let timelines, let estimate = estimator.estimate(atLocal: now) else { return actions }
 
         let reference = estimate.reference(atLocal: sample.at)
-        let ruling = timelines.ruling(at: reference)
-        let expected = timelines.expected(at: reference)
+        // Evaluated on the very instant `nextTransition` named (the shell decides for it ahead),
+        // rounding must not put a change a tick later: a tenth of a millisecond of slack.
+        let slack = Self.transitionSlack
+        let ruling = timelines.ruling(at: reference + slack)
+        let expected = timelines.expected(at: reference, slack: slack)
         // A start is due within this player's unpause latency (shifted by where it is paused):
         // order it now, so its time starts advancing on its instant rather than that much after.
-        let startDue = timelines.expected(at: estimate.reference(atLocal: sample.at + unpauseLead.lead - startShift())).playing
+        let startDue = timelines.expected(
+            at: estimate.reference(atLocal: sample.at + unpauseLead.lead - startShift()), slack: slack
+        ).playing
 
         if !sample.seeking && !sample.stalled && !hasPendingAction(now: now) {
             if startDue && !expected.playing {

@@ -19,6 +19,13 @@ public struct ServerLoad {
     public var actionInterval = 2.0
     /// SCHED_FIFO priority for the generator processes (`cowatch-load --realtime-priority`), or nil.
     public var realtimePriority: Int32?
+    /// Bulk generator processes under SCHED_IDLE (`cowatch-load --idle`).
+    public var idle = false
+    /// When set, the first `count` participants (whole rooms) run in one more process of their
+    /// own, under SCHED_FIFO `priority`, and only they report probe and fan-out latencies: a
+    /// few clients that never wait for a core measure the server, as clients on machines of
+    /// their own would, while the bulk makes the load.
+    public var measuring: (count: Int, priority: Int32)?
 
     public init(participants: Int) {
         self.participants = participants
@@ -52,7 +59,7 @@ public struct ServerLoad {
 
         public init() {}
 
-        mutating func merge(_ json: JSONValue) {
+        mutating func merge(_ json: JSONValue, latencies: Bool = true) {
             func count(_ key: String) -> Int { Int(json[key]?.numberValue ?? 0) }
             participants += count("participants")
             welcomed += count("welcomed")
@@ -63,6 +70,8 @@ public struct ServerLoad {
             probesSent += count("probes_sent")
             probesAnswered += count("probes_answered")
             for (code, value) in json["refused"]?.objectValue ?? [:] { refused[code, default: 0] += Int(value.numberValue ?? 0) }
+            // Latencies only from the measuring clients when there are some.
+            guard latencies else { return }
             probeRTT.merge(LatencyHistogram(json: json["probe_rtt"]))
             fanout.merge(LatencyHistogram(json: json["fanout"]))
             probeUp.merge(LatencyHistogram(json: json["probe_up"]))
@@ -79,25 +88,35 @@ public struct ServerLoad {
         let binary = try Binaries.path("cowatch-load")
         let ramp = Double(participants) / connectRate
         let windowStart = monotonicNow() + 0.5 + ramp + warmup
-        // Whole rooms per process.
-        let rooms = (participants + roomSize - 1) / roomSize
+        // Whole rooms per process; the measuring process (if any) takes the first ones.
+        let measuringRooms = measuring.map { min(($0.count + roomSize - 1) / roomSize, (participants - 1) / roomSize) } ?? 0
+        let rooms = (participants + roomSize - 1) / roomSize - measuringRooms
         let perProcess = (rooms + processes - 1) / processes
-        var launched: [(Process, Pipe)] = []
+        var slices: [(first: Int, count: Int, measuring: Bool)] = []
+        if measuringRooms > 0 { slices.append((0, measuringRooms * roomSize, true)) }
         for slot in 0..<processes {
-            let firstRoom = slot * perProcess
+            let firstRoom = measuringRooms + slot * perProcess
             let count = min(participants, (firstRoom + perProcess) * roomSize) - firstRoom * roomSize
-            guard count > 0 else { continue }
+            if count > 0 { slices.append((firstRoom * roomSize, count, false)) }
+        }
+        var launched: [(Process, Pipe, Bool)] = []
+        for slice in slices {
+            let (first, count) = (slice.first, slice.count)
+            let scheduling: [String] =
+                slice.measuring
+                ? ["--realtime-priority", "\(measuring!.priority)"]
+                : (realtimePriority.map { ["--realtime-priority", "\($0)"] } ?? []) + (idle ? ["--idle"] : [])
             let process = Process()
             process.executableURL = URL(fileURLWithPath: binary)
             process.arguments = [
-                "--port", "\(port)", "--first", "\(firstRoom * roomSize)", "--participants", "\(count)", "--room-size",
-                "\(roomSize)", "--connect-rate", "\(connectRate / Double(processes))", "--window-start", "\(windowStart)",
+                "--port", "\(port)", "--first", "\(first)", "--participants", "\(count)", "--room-size",
+                "\(roomSize)", "--connect-rate", "\(connectRate * Double(count) / Double(participants))", "--window-start", "\(windowStart)",
                 "--duration", "\(duration)", "--action-interval", "\(actionInterval)",
-            ] + (realtimePriority.map { ["--realtime-priority", "\($0)"] } ?? [])
+            ] + scheduling
             let output = Pipe()
             process.standardOutput = output
             try process.run()
-            launched.append((process, output))
+            launched.append((process, output, slice.measuring))
         }
         func generatorSeconds() -> Double { launched.compactMap { processCPUSeconds(pid: $0.0.processIdentifier) }.reduce(0, +) }
         sleepSeconds(windowStart - monotonicNow())
@@ -110,13 +129,14 @@ public struct ServerLoad {
         result.generatorCPU = (generatorAfter - generatorBefore) / duration
         result.windowStart = windowStart
         result.windowEnd = windowStart + duration
-        for (process, output) in launched {
+        let measured = launched.contains { $0.2 }
+        for (process, output, measuring) in launched {
             let data = output.fileHandleForReading.readDataToEndOfFile()
             process.waitUntilExit()
             guard process.terminationStatus == 0, let json = try? JSONValue.parse(Array(data)) else {
                 throw TestFailure("cowatch-load exited with \(process.terminationStatus): \(String(decoding: data, as: UTF8.self))")
             }
-            result.merge(json)
+            result.merge(json, latencies: measuring || !measured)
         }
         return result
     }

@@ -27,6 +27,10 @@ struct ServerScale: ParsableCommand {
     var generatorsRealtime: Int32?
     @Option(help: ArgumentHelp("Start the server with --realtime-priority N (its event loops under SCHED_FIFO).", valueName: "N"))
     var serverRealtime: Int32?
+    @Option(help: ArgumentHelp(
+        "Measure with this many participants (whole rooms, part of the total) in a process of their own under SCHED_FIFO 10, and run the bulk generators under SCHED_IDLE: the server, scheduled as deployed, then shares its cores with nobody who would be elsewhere in use, and the measuring clients never wait for a core, as on machines of their own.",
+        valueName: "N"))
+    var measuringClients: Int?
 
     func run() throws {
         let counts = participants.split(separator: ",").compactMap { Int($0.trimmingCharacters(in: .whitespaces)) }
@@ -39,8 +43,9 @@ struct ServerScale: ParsableCommand {
         print(Self.table(columns))
         print("\nrooms of \(roomsOf), one active room in ten (an action every 2 s), \(Int(duration)) s measured per column, "
             + "\(processes) load processes, plaintext; \(ProcessInfo.processInfo.activeProcessorCount) cores, load average \(loadAverage()); "
-            + "generators' event loops " + (generatorsRealtime.map { "under SCHED_FIFO \($0)" } ?? "under the ordinary scheduler (sharing time slices with the server)")
-            + ", server's " + (serverRealtime.map { "under SCHED_FIFO \($0)" } ?? "under the ordinary scheduler"))
+            + (measuringClients.map { "latencies from \($0) measuring clients under SCHED_FIFO 10, the bulk generators under SCHED_IDLE; " } ?? "")
+            + (measuringClients != nil ? "" : "generators' event loops " + (generatorsRealtime.map { "under SCHED_FIFO \($0)" } ?? "under the ordinary scheduler (sharing time slices with the server)") + ", ")
+            + "server's " + (serverRealtime.map { "under SCHED_FIFO \($0)" } ?? "under the ordinary scheduler"))
     }
 
     struct Column {
@@ -65,6 +70,10 @@ struct ServerScale: ParsableCommand {
         load.duration = duration
         load.connectRate = connectRate
         load.realtimePriority = generatorsRealtime
+        if let measuringClients, measuringClients > 0 {
+            load.measuring = (measuringClients, 10)
+            load.idle = true
+        }
         if serverRealtime != nil, !RealtimeScheduling.policies(of: process.process.processIdentifier).contains(SCHED_FIFO) {
             throw ValidationError("--server-realtime: none of the server's threads is under SCHED_FIFO")
         }

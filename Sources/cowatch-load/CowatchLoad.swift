@@ -27,8 +27,18 @@ struct CowatchLoad: ParsableCommand {
     @Option(help: "Seconds measured.") var duration = 10.0
     @Option(help: "Seconds between an active room's actions.") var actionInterval = 2.0
     @Option(help: "SCHED_FIFO priority for this process (as cowatch-server --realtime-priority).") var realtimePriority: Int32?
+    @Flag(help: "Run this process under SCHED_IDLE: it takes only CPU nobody else wants, as clients on machines of their own take none of the server's.")
+    var idle = false
 
     func run() throws {
+        if idle {
+            // Set before any thread starts: NIO's threads inherit it.
+            var parameters = sched_param(sched_priority: 0)
+            // SCHED_IDLE is 5 in <linux/sched.h>; Glibc's module does not export the name.
+            guard sched_setscheduler(0, 5, &parameters) == 0 else {
+                throw ValidationError("--idle: sched_setscheduler failed (errno \(errno))")
+            }
+        }
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         if let realtimePriority { try RealtimeScheduling.enable(priority: realtimePriority, on: group) }
         let loop = group.next()

@@ -138,7 +138,8 @@ final class LoadClient: ChannelInboundHandler {
             let sentAt = monotonicNow()
             outstanding[nextProbeID] = sentAt
             if outstanding.count > 64 { outstanding.removeValue(forKey: nextProbeID - 64) }
-            if run.inWindow(now) { run.probesSent += 1 }
+            // Counted as the reply is (by when it was sent), so sent and answered match.
+            if run.inWindow(sentAt) { run.probesSent += 1 }
             send(Array("{\"id\":\(nextProbeID),\"t1\":\(sentAt),\"type\":\"time_request\"}\n".utf8))
             if burstLeft > 0 {
                 burstLeft -= 1

@@ -129,15 +129,19 @@ final class LoadRun {
         }
     }
 
-    /// Says bye, waits for the last replies, closes, and reports.
+    /// Waits for the replies to the window's last probes (no more are sent), says bye, waits,
+    /// closes, and reports.
     private func stop(onDone: @escaping @Sendable () -> Void) {
-        stopping = true
-        for client in clients { client.bye() }
         let loopBound = NIOLoopBound(self, eventLoop: loop)
-        loop.scheduleTask(in: .milliseconds(700)) {
+        loop.scheduleTask(in: .milliseconds(500)) {
+            let run = loopBound.value
+            run.stopping = true
+            for client in run.clients { client.bye() }
+        }
+        loop.scheduleTask(in: .milliseconds(1200)) {
             for client in loopBound.value.clients { client.close() }
         }
-        loop.scheduleTask(in: .milliseconds(1000)) {
+        loop.scheduleTask(in: .milliseconds(1500)) {
             loopBound.value.report()
             onDone()
         }

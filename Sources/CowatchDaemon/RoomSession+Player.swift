@@ -91,6 +91,16 @@ extension RoomSession {
                 frameClock.reset()
             case .setSpeed(let speed):
                 guard (try? player.getDouble("speed")) != speed else { return }
+                // Without audio, mpv shows a frame due within about 10 ms at once when the speed
+                // changes: that frame comes early by what was left (measured with mpv 0.35:
+                // every change with the next frame 0–10.3 ms away, none from 10.7 ms on). A
+                // correction waits for a tick further from a frame (the controller asks again
+                // every tick); a change the group scheduled is made on its instant regardless.
+                if !hasAudio, transitionInstant == nil, let next = frameClock.nextFrame(after: now),
+                    next - now < Self.frameGuard
+                {
+                    return
+                }
                 echoes.orderedSpeed(speed)
                 try player.setDouble("speed", speed)
             case .seek(let target):
@@ -102,6 +112,10 @@ extension RoomSession {
             logger.debug("player command failed", metadata: ["cowatch.room.error": "\(error)"])
         }
     }
+
+    /// Seconds before a frame is due within which a video-only player's speed is left alone
+    /// (mpv's 10.5 ms, and the frame clock's notification latency).
+    static let frameGuard = 0.012
 
     /// The message `fence` sends itself through mpv.
     static let fenceMessage = "cowatch-fence"

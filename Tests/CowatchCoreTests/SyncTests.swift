@@ -123,6 +123,24 @@ struct FrameEventClockTests {
         #expect(abs((try #require(clock.phase)) - 9.6) < 1e-9)
     }
 
+    @Test("tells when the next frame is due, at any speed, after missed notices too", arguments: [1.0, 1.25])
+    func nextFrame(rate: Double) throws {
+        var clock = FrameEventClock()
+        #expect(clock.nextFrame(after: 0) == nil)
+        feed(&clock, phase: 3.2571, rate: rate, frames: 100..<150)
+        #expect(abs(try #require(clock.framePeriod) - 0.04) < 1e-9)
+        // The last frame fed is 149 (5.96 s of media): frame 150 is next.
+        let lastShown = 3.2571 + 5.96 / rate
+        let next = try #require(clock.nextFrame(after: lastShown + 0.001))
+        #expect(abs(next - (3.2571 + 6.0 / rate)) < 0.001)
+        // Asked later, without new notices (a busy event thread): the frame after that instant.
+        let later = try #require(clock.nextFrame(after: lastShown + 0.1))
+        #expect(later > lastShown + 0.1 && later - (lastShown + 0.1) <= 0.04 / rate + 1e-9)
+        #expect(abs((later - 3.2571) * rate / 0.04 - ((later - 3.2571) * rate / 0.04).rounded()) < 0.03)
+        clock.reset()
+        #expect(clock.nextFrame(after: lastShown) == nil)
+    }
+
     @Test("nothing is known before the first frame, nor after a reset")
     func empty() {
         var clock = FrameEventClock()

@@ -13,6 +13,8 @@ public struct FrameEventClock: Sendable {
     private var phases: [Double] = []
     private var rate: Double = 1
     private var last: (position: Double, at: Double)?
+    /// Media seconds between the last two frames shown in a row (nil before two).
+    public private(set) var framePeriod: Double?
 
     public init(window: Int = 25) {
         self.window = window
@@ -29,6 +31,8 @@ public struct FrameEventClock: Sendable {
         }
         if let last, position < last.position || position - last.position > 0.5 {
             phases.removeAll()  // a seek, not playback
+        } else if let last, position > last.position {
+            framePeriod = position - last.position
         }
         last = (position, at)
         phases.append(at - position / rate)
@@ -46,6 +50,17 @@ public struct FrameEventClock: Sendable {
         guard !phases.isEmpty else { return nil }
         let sorted = phases.sorted()
         return sorted[sorted.count / 2]
+    }
+
+    /// The local time at which the first frame after `t` is due to be reported (the notification
+    /// latency included, as in every reading), from the clock and the last frame period; nil
+    /// until a frame was seen since the last reset and two in a row gave the period.
+    public func nextFrame(after t: Double) -> Double? {
+        guard let phase, let last, let framePeriod, framePeriod > 0, rate > 0 else { return nil }
+        let step = framePeriod / rate
+        var due = phase + (last.position + framePeriod) / rate
+        if due <= t { due += (((t - due) / step).rounded(.down) + 1) * step }
+        return due
     }
 
     /// The smooth media position at local time `t`.

@@ -42,19 +42,20 @@ struct SecureRoomTests {
         let wrongKey = String(fingerprint.dropLast()) + (fingerprint.last == "A" ? "B" : "A")
         let pinned = "cowatch://127.0.0.1:\(port)/film?secret=x12345678&fp=\(wrongKey)"
         let misled = try DaemonProcess(name: "misled", media: media, extraArguments: ["--join", pinned, "--no-osd"], waitUntilReady: false)
-        // Until it says why (a loaded machine takes a while to start a daemon), 20 s at most.
+        // Until it says why (a loaded machine takes a while to start a daemon: beside the whole suite
+        // in parallel once more than 20 s), 60 s at most.
         var misledStatus = try? misled.client().request(.getStatus)
         func toldWhy() -> Bool {
             misled.stderr.contains("certificate") || misledStatus?["room"]?["reason"]?.stringValue == "certificate-mismatch"
         }
-        let patience = monotonicNow() + 20
+        let patience = monotonicNow() + 60
         while !toldWhy(), monotonicNow() < patience {
             sleepSeconds(0.25)
             misledStatus = try? misled.client().request(.getStatus)
         }
         let misledState = misledStatus?["room"]?["session"]?.stringValue
         #expect(misledState != "joined")
-        #expect(toldWhy())
+        #expect(toldWhy(), "misled daemon: status \(String(describing: misledStatus?["room"])); stderr \(misled.stderr)")
         try room.waitForParticipants(2)
 
         try clients[0].request(.seek(seconds: 20, mode: .absolute))

@@ -33,29 +33,42 @@ public struct FrameSkewSampler {
 
     /// Polls for `seconds`; returns one skew per frame that all players were seen to change to.
     public func sample(seconds: Double, rate: Double) -> [Double] {
-        frames(seconds: seconds, rate: rate).map { frame in
-            let values = [0.0] + frame.offsets
-            return (values.max() ?? 0) - (values.min() ?? 0)
-        }
+        observe(seconds: seconds, rate: rate).skews
     }
 
     /// Polls for `seconds`; for each frame every player was seen to change to (well bracketed),
     /// when player 0 showed it and how far ahead each other player was (seconds of media).
     public func frames(seconds: Double, rate: Double) -> [(at: Double, offsets: [Double])] {
+        observe(seconds: seconds, rate: rate).frames
+    }
+
+    /// Polls for `seconds` and returns every player's frame instants, the frames' offsets as
+    /// `frames` does, and, for each frame whose skew exceeds `threshold`, which player broke its
+    /// cadence and what was going on then. With `diagnose` (each player's process id, in the
+    /// order of `clients`) it also reads, between frames, how long each player's threads waited
+    /// for a CPU and the VM's steal, and watches each player's `speed` on a connection of its own.
+    public func observe(seconds: Double, rate: Double, threshold: Double = 0.002, diagnose: [Int32]? = nil) -> FrameObservation {
         var lastSeen: [Double?] = Array(repeating: nil, count: clients.count)
         var lastAt: [Double] = Array(repeating: 0, count: clients.count)
-        var firstShown: [[Double: (at: Double, bracket: Double)]] = Array(repeating: [:], count: clients.count)
+        var firstShown: [[Double: ShownFrame]] = Array(repeating: [:], count: clients.count)
         // Each player's last change (local instant) and media step between frames.
         var lastChange: [Double?] = Array(repeating: nil, count: clients.count)
         var step: [Double?] = Array(repeating: nil, count: clients.count)
+        let recorder = diagnose.map { SchedulingRecorder(pids: $0) }
+        let speeds = diagnose == nil ? [] : clients.map { try? PropertyWatcher(path: $0.path, property: "speed") }
+        defer { for watcher in speeds { watcher?.stop() } }
+        recorder?.snapshot()
         let end = monotonicNow() + seconds
         while monotonicNow() < end {
             if !dense, let due = nextDue(lastChange: lastChange, step: step, rate: rate) {
                 let wait = min(due - margin, end) - monotonicNow()
                 if wait > 0 {
+                    recorder?.snapshot(unlessWithin: 0.01)
                     usleep(UInt32(min(wait, 0.1) * 1e6))
                     continue
                 }
+            } else if dense {
+                recorder?.snapshot(unlessWithin: 0.02)
             }
             for (index, client) in clients.enumerated() {
                 let before = monotonicNow()
@@ -66,7 +79,7 @@ public struct FrameSkewSampler {
                 if let previous = lastSeen[index], position != previous {
                     // Changed somewhere between the previous read and this one.
                     let key = (position * 1000).rounded() / 1000
-                    firstShown[index][key] = ((lastAt[index] + after) / 2, after - lastAt[index])
+                    firstShown[index][key] = ShownFrame(at: (lastAt[index] + after) / 2, bracket: after - lastAt[index])
                     lastChange[index] = (lastAt[index] + after) / 2
                     let moved = position - previous
                     step[index] = moved > 0 && moved < 0.2 ? moved : nil
@@ -75,7 +88,20 @@ public struct FrameSkewSampler {
                 lastAt[index] = before
             }
         }
-        return Self.skews(firstShown, maxBracket: maxBracket, rate: rate)
+        recorder?.snapshot()
+        let outliers = FrameCadence.outliers(shown: firstShown, maxBracket: maxBracket, rate: rate, threshold: threshold)
+        let causes = outliers.map { outlier -> FrameOutlierCause? in
+            guard let recorder else { return nil }
+            let at = firstShown[outlier.player][outlier.position]?.at ?? outlier.at
+            let scheduling = recorder.during(player: outlier.player, at: at)
+            return FrameOutlierCause(
+                speedChangeBefore: speeds[outlier.player]?.lastChange(before: at, within: 0.5),
+                runQueueWait: scheduling.wait, waitedMost: scheduling.thread, waitedMostFor: scheduling.threadWait,
+                steal: scheduling.steal)
+        }
+        return FrameObservation(
+            frames: Self.skews(firstShown, maxBracket: maxBracket, rate: rate), shown: firstShown,
+            outliers: outliers, causes: causes)
     }
 
     /// When the earliest player's next frame is due, or nil while some player's period is not known.
@@ -89,7 +115,7 @@ public struct FrameSkewSampler {
     }
 
     private static func skews(
-        _ firstShown: [[Double: (at: Double, bracket: Double)]], maxBracket: Double, rate: Double
+        _ firstShown: [[Double: ShownFrame]], maxBracket: Double, rate: Double
     ) -> [(at: Double, offsets: [Double])] {
         var result: [(at: Double, offsets: [Double])] = []
         for (frame, first) in firstShown[0] where first.bracket <= maxBracket {

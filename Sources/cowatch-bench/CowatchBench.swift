@@ -49,6 +49,11 @@ struct Rooms: ParsableCommand {
         "Seconds of audio the null output buffers, as a sound device would (mpv's ao-null-buffer; 0 keeps mpv's 0.2 s).",
         discussion: "A PipeWire or PulseAudio device holds 20-50 ms; mpv's null output defaults to 0.2 s, which misreports every speed nudge four times as much."))
     var deviceBuffer = 0.05
+    @Option(help: ArgumentHelp(
+        "Nice value for every thread of the video rooms' viewers and of the video baseline's players (root only; for telling the machine's scheduling apart from ours).",
+        discussion: "Applied once each viewer is playing; the observer, the server and the audio rooms keep the ordinary priority."))
+    var viewerNice: Int32?
+    @Option(help: "As --viewer-nice, but SCHED_FIFO at this priority (1-99; root only).") var viewerRealtime: Int32?
 
     /// What every viewer (and the baseline's players) gets on its command line.
     var viewerArguments: [String] {
@@ -62,6 +67,8 @@ struct Rooms: ParsableCommand {
         var steadyAudio: [Double] = [], steadyVideo: [Double] = [], afterPlay: [Double] = []
         var seekLock: [Double] = [], joinLock: [Double] = [], baseline: [Double] = [], corrections: [Double] = []
         var baselineVideo: [Double] = [], joinedLock: [Double] = [], steadyVideoDense: [Double] = [], afterSeek: [Double] = []
+        var videoOutliers: [(outlier: FrameOutlier, cause: FrameOutlierCause?)] = []
+        var baselineOutliers: [(outlier: FrameOutlier, cause: FrameOutlierCause?)] = []
         for run in 1...repeats {
             if !videoOnly {
                 log("run \(run)/\(repeats): audio+video room")
@@ -82,15 +89,21 @@ struct Rooms: ParsableCommand {
             let videoRoom = try BenchRoom(
                 viewers: viewers, media: video, name: "bench-v\(run)", viewerArguments: viewerArguments)
             _ = try videoRoom.playAndMeasureStart(property: nil)
+            prioritise(videoRoom.daemons)
             sleepSeconds(2)
-            steadyVideo += FrameSkewSampler(clients: videoRoom.probes).sample(seconds: duration, rate: 1)
+            let observed = FrameSkewSampler(clients: videoRoom.probes)
+                .observe(seconds: duration, rate: 1, diagnose: videoRoom.daemons.map(\.process.processIdentifier))
+            steadyVideo += observed.skews
+            videoOutliers += zip(observed.outliers, observed.causes).map { ($0, $1) }
             // The same room read by an observer that never pauses: the load it adds shows as skew.
             steadyVideoDense += FrameSkewSampler(clients: videoRoom.probes, dense: true).sample(seconds: duration, rate: 1)
             videoRoom.stop()
 
             log("run \(run)/\(repeats): baselines (same players, no room: play sent to each in turn)")
             if !videoOnly { baseline += try Self.baseline(viewers: viewers, media: audio, seconds: min(duration, 5), arguments: viewerArguments) }
-            baselineVideo += try Self.baseline(viewers: viewers, media: video, seconds: min(duration, 5), frames: true, arguments: viewerArguments)
+            let base = try baselineFrames(media: video, seconds: min(duration, 5))
+            baselineVideo += base.skews
+            baselineOutliers += zip(base.outliers, base.causes).map { ($0, $1) }
         }
         rows.append(Row(name: "steady skew, audio+video (audio-pts)", values: steadyAudio, unit: .ms))
         rows.append(Row(name: "steady skew, video-only (frame instants)", values: steadyVideo, unit: .ms))
@@ -106,22 +119,46 @@ struct Rooms: ParsableCommand {
         if let ours = Percentiles(steadyAudio), let theirs = Percentiles(baseline), ours.p50 > 0 {
             print("\nbaseline / cowatch, steady audio p50: \(format(theirs.p50 / ours.p50))×, p99: \(format(theirs.p99 / max(ours.p99, 1e-9)))×")
         }
+        print("\n" + FrameOutlierReport.table(videoOutliers, title: "video-only rooms (sleeping observer)"))
+        print("\n" + FrameOutlierReport.table(baselineOutliers, title: "uncoordinated video-only players (baseline)"))
+        if let viewerNice { print("viewers' threads at nice \(viewerNice)") }
+        if let viewerRealtime { print("viewers' threads under SCHED_FIFO \(viewerRealtime)") }
         print("corrections per viewer over the audio scenario (speed changes + seeks), median: \(format(Percentiles(corrections)?.p50 ?? 0))")
         print("\(viewers) viewers, \(repeats) runs, \(Int(duration)) s sampling; null output buffer \(deviceBuffer > 0 ? "\(deviceBuffer) s" : "mpv's 0.2 s"); \(ProcessInfo.processInfo.activeProcessorCount) cores")
     }
 
+    /// Gives the viewers' threads the priority asked for (`--viewer-nice`, `--viewer-realtime`).
+    func prioritise(_ daemons: [DaemonProcess]) {
+        for daemon in daemons {
+            let scheduling = ThreadScheduling(pid: daemon.process.processIdentifier)
+            if let viewerNice, scheduling.renice(to: viewerNice) == 0 { log("could not renice \(daemon.name) (root only)") }
+            if let viewerRealtime, scheduling.makeRealtime(priority: viewerRealtime) == 0 { log("could not make \(daemon.name) real-time (root only)") }
+        }
+    }
+
+    /// The video baseline (as `baseline`), observed with the outlier diagnosis.
+    func baselineFrames(media: String, seconds: Double) throws -> FrameObservation {
+        let daemons = try (0..<viewers).map { try DaemonProcess(name: "base\($0)", media: media, extraArguments: ["--paused"] + viewerArguments) }
+        defer { for daemon in daemons { daemon.terminate() } }
+        let controls = try daemons.map { try $0.client() }
+        for client in controls { try client.request(.seek(seconds: 5, mode: .absolute)) }
+        for client in controls { try client.request(.play) }
+        let clients = try daemons.map { try $0.playerProbe() }
+        prioritise(daemons)
+        sleepSeconds(1)
+        return FrameSkewSampler(clients: clients).observe(seconds: seconds, rate: 1, diagnose: daemons.map(\.process.processIdentifier))
+    }
+
     /// Standalone daemons, each told to seek and play one after another, as a person with
     /// several players (or a tool without a shared clock) would: the skew they keep.
-    static func baseline(viewers: Int, media: String, seconds: Double, frames: Bool = false, arguments: [String] = []) throws -> [Double] {
+    static func baseline(viewers: Int, media: String, seconds: Double, arguments: [String] = []) throws -> [Double] {
         let daemons = try (0..<viewers).map { try DaemonProcess(name: "base\($0)", media: media, extraArguments: ["--paused"] + arguments) }
         let controls = try daemons.map { try $0.client() }
         for client in controls { try client.request(.seek(seconds: 5, mode: .absolute)) }
         for client in controls { try client.request(.play) }
         let clients = try daemons.map { try $0.playerProbe() }
         sleepSeconds(1)
-        let skews = frames
-            ? FrameSkewSampler(clients: clients).sample(seconds: seconds, rate: 1)
-            : SkewSampler(clients: clients).sample(count: Int(seconds / 0.025), interval: 0.025, rate: 1)
+        let skews = SkewSampler(clients: clients).sample(count: Int(seconds / 0.025), interval: 0.025, rate: 1)
         for daemon in daemons { daemon.terminate() }
         return skews
     }

@@ -1,0 +1,138 @@
+import CowatchClient
+import CowatchCore
+
+/// What the frame observer saw over one window: see `FrameSkewSampler.observe`.
+public struct FrameObservation: Sendable {
+    /// For each frame every player showed well: when player 0 showed it and how far ahead each
+    /// other player was (seconds of media).
+    public var frames: [(at: Double, offsets: [Double])]
+    /// Every player's frame instants, frame position (to the millisecond) → first shown.
+    public var shown: [[Double: ShownFrame]]
+    /// Frames whose skew exceeded the threshold, in order.
+    public var outliers: [FrameOutlier]
+    /// For each outlier, what was going on in its player then (nil when not diagnosed).
+    public var causes: [FrameOutlierCause?]
+
+    public var skews: [Double] {
+        frames.map { frame in
+            let values = [0.0] + frame.offsets
+            return (values.max() ?? 0) - (values.min() ?? 0)
+        }
+    }
+}
+
+/// What was going on in the player that broke its cadence, over the frame period in which it did.
+public struct FrameOutlierCause: Sendable, Equatable {
+    /// Seconds since that player's last speed change, when one came within 0.5 s before.
+    public var speedChangeBefore: Double?
+    /// Seconds that player's mpv core and video-output threads together waited for a CPU over
+    /// that frame period.
+    public var runQueueWait: Double
+    /// The thread that waited longest (its name), and how long.
+    public var waitedMost: String
+    public var waitedMostFor: Double
+    /// Seconds of VM steal over the same period, all CPUs (10 ms ticks).
+    public var steal: Double
+
+    public init(speedChangeBefore: Double?, runQueueWait: Double, waitedMost: String, waitedMostFor: Double, steal: Double) {
+        self.speedChangeBefore = speedChangeBefore
+        self.runQueueWait = runQueueWait
+        self.waitedMost = waitedMost
+        self.waitedMostFor = waitedMostFor
+        self.steal = steal
+    }
+}
+
+/// The observer's verdict on one outlier frame, first match wins.
+public enum FrameOutlierVerdict: String, Sendable, CaseIterable {
+    /// The players' offsets moved (not one player's single frame): a sync error.
+    case playersMoved = "players moved apart"
+    /// That player's speed changed within one frame period before (mpv shows a frame due soon
+    /// at once on a speed change): ours, if the daemon made it.
+    case speedChange = "speed change just before"
+    /// A late frame whose player's mpv core and video-output threads waited for a CPU for at
+    /// least half its lateness.
+    case waitedForCPU = "its threads waited for a CPU"
+    /// The hypervisor took CPU time from the VM in that frame period.
+    case steal = "VM steal in that frame"
+    /// None of the above was seen.
+    case unexplained = "no cause seen"
+
+    public static func of(_ outlier: FrameOutlier, _ cause: FrameOutlierCause?) -> FrameOutlierVerdict {
+        guard outlier.isSingleFrame else { return .playersMoved }
+        guard let cause else { return .unexplained }
+        if let since = cause.speedChangeBefore, since <= 0.05 { return .speedChange }
+        if outlier.offCadence > 0, cause.runQueueWait >= 0.5 * outlier.offCadence { return .waitedForCPU }
+        if cause.steal > 0 { return .steal }
+        return .unexplained
+    }
+}
+
+/// Snapshots, between frames, of how long each player's mpv threads have waited for a CPU and of
+/// the VM's steal, so that a late frame can be matched with the wait in its frame period.
+///
+/// Threading: one thread (the observer's).
+final class SchedulingRecorder {
+    private let players: [(scheduling: ThreadScheduling, threads: [(tid: Int32, name: String)])]
+    private var snapshots: [(at: Double, waits: [[Double]], steal: Double)] = []
+
+    init(pids: [Int32]) {
+        players = pids.map { pid in
+            let scheduling = ThreadScheduling(pid: pid)
+            let all = scheduling.threads()
+            // The threads a frame waits on: mpv's core (the playloop; decoders inherit its name)
+            // and its video output. Without such names, every thread counts.
+            let mpv = all.filter { $0.name == "mpv/mpv core" || $0.name == "mpv/vo" }
+            return (scheduling, mpv.isEmpty ? all : mpv)
+        }
+    }
+
+    /// Takes a snapshot, unless the last one is less than `within` seconds old.
+    func snapshot(unlessWithin within: Double = 0) {
+        let now = monotonicNow()
+        if let last = snapshots.last, now - last.at < within { return }
+        let waits = players.map { player in player.threads.map { player.scheduling.runQueueWait(tid: $0.tid) ?? 0 } }
+        snapshots.append((now, waits, ThreadScheduling.steal()))
+    }
+
+    /// Over the snapshot interval that holds `at`: player's threads' wait together, the thread
+    /// that waited longest, and the steal.
+    func during(player: Int, at: Double) -> (wait: Double, thread: String, threadWait: Double, steal: Double) {
+        guard let j = snapshots.firstIndex(where: { $0.at >= at }), j > 0 else { return (0, "", 0, 0) }
+        let before = snapshots[j - 1], after = snapshots[j]
+        let deltas = zip(after.waits[player], before.waits[player]).map { $0 - $1 }
+        let top = deltas.indices.max { deltas[$0] < deltas[$1] }
+        return (
+            deltas.reduce(0, +), top.map { players[player].threads[$0].name } ?? "", top.map { deltas[$0] } ?? 0,
+            after.steal - before.steal
+        )
+    }
+}
+
+/// The outliers of one or more windows as a table, one line a frame, and a count by verdict.
+public enum FrameOutlierReport {
+    /// One row per frame that one player showed out of its cadence (the others are only counted).
+    public static func table(_ items: [(outlier: FrameOutlier, cause: FrameOutlierCause?)], title: String) -> String {
+        func ms(_ value: Double?) -> String {
+            guard let value else { return "–" }
+            return "\((value * 10_000).rounded() / 10)"
+        }
+        var lines = [
+            "\(title): \(items.count) frames over 2 ms, \(items.filter { $0.outlier.isSingleFrame }.count) of them one player's single frame",
+            "| skew | usual | player | off its cadence | its frames either side | speed change before | core+vo waited (longest) | steal | verdict |",
+            "|---|---|---|---|---|---|---|---|---|",
+        ]
+        for (outlier, cause) in items where outlier.isSingleFrame {
+            let waited = cause.map { "\(ms($0.runQueueWait)) (\($0.waitedMost) \(ms($0.waitedMostFor)))" } ?? "–"
+            lines.append(
+                "| \(ms(outlier.skew)) | \(ms(outlier.usualSkew)) | \(outlier.player) | \(ms(outlier.offCadence)) | "
+                    + "\(ms(outlier.neighboursOffCadence)) | \(ms(cause?.speedChangeBefore)) | \(waited) | \(ms(cause?.steal)) | "
+                    + "\(FrameOutlierVerdict.of(outlier, cause).rawValue) |")
+        }
+        let counts = FrameOutlierVerdict.allCases.map { verdict in
+            "\(verdict.rawValue): \(items.filter { FrameOutlierVerdict.of($0.outlier, $0.cause) == verdict }.count)"
+        }
+        lines.append("(ms) " + counts.joined(separator: "; "))
+        return lines.joined(separator: "\n")
+    }
+}

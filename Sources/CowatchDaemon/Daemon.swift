@@ -36,6 +36,16 @@ public enum Daemon {
                 throw error
             }
             logger.debug("media open", metadata: ["cowatch.media": "\(configuration.media)"])
+            if let nice = configuration.playerNice {
+                // Now: the playloop, video output and decoders exist; later ones inherit it.
+                do {
+                    let count = try PlayerThreads.setNice(nice)
+                    logger.debug("player threads reniced", metadata: ["cowatch.nice": "\(nice)", "cowatch.threads": "\(count)"])
+                } catch {
+                    await player.shutdown()
+                    throw error
+                }
+            }
 
             let control = ControlServer(
                 path: configuration.controlPath, handler: controller, events: hub, logger: logger)

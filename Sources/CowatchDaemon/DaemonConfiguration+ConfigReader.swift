@@ -41,6 +41,8 @@ public struct DaemonFlags: Sendable {
     public var autoSubtitles: Bool?
     /// `--transfer-rate SIZE` (a second).
     public var transferRate: String?
+    /// `--player-nice N`.
+    public var playerNice: Int?
     public init() {}
 }
 
@@ -58,7 +60,8 @@ extension DaemonConfiguration {
     /// Keys (file / environment): `media` / `COWATCH_MEDIA`, `name` / `COWATCH_NAME`,
     /// `control` / `COWATCH_CONTROL`, `mpv` (array of `KEY=VALUE`) / `COWATCH_MPV` (comma-separated),
     /// `paused`, `osd`, `seek-timeout`, `open-timeout`, `log-level`, `title`, `type`, `fallback-url`,
-    /// `on-end`, `ready`, `wait-for-me`, `room-secret-file`, `allow-scheme`, `accept-open`, `auto-subtitles`, and for
+    /// `on-end`, `ready`, `wait-for-me`, `room-secret-file`, `allow-scheme`, `accept-open`, `auto-subtitles`,
+    /// `transfer-rate`, `player-nice`, and for
     /// `--host` `play-when-ready`, `wait-timeout` and `unmanaged`. mpv options from all three sources
     /// are applied file first, then environment, then flags, so the later one wins inside mpv.
     /// The room secret comes from `--room-secret-file`, `COWATCH_ROOM_SECRET_FILE`,
@@ -113,6 +116,7 @@ extension DaemonConfiguration {
         put("accept-open", flags.acceptOpen.map(ConfigContent.string))
         put("auto-subtitles", flags.autoSubtitles.map(ConfigContent.bool))
         put("transfer-rate", flags.transferRate.map(ConfigContent.string))
+        put("player-nice", flags.playerNice.map(ConfigContent.int))
         let flagReader = ConfigReader(provider: InMemoryProvider(name: "flags", values: flagValues))
         let layered = LayeredConfig(sources: [("flag", flagReader), ("environment", env), ("config file \(filePath)", file)])
 
@@ -149,6 +153,12 @@ extension DaemonConfiguration {
             }
             configuration.transferRate = Double(bytes)
         }
+        if let nice = try layered.int("player-nice") {
+            guard (-20...19).contains(nice) else {
+                throw CowatchError(.invalidConfiguration, "player-nice must be a whole number from -20 (highest priority) to 19, not \(nice)")
+            }
+            configuration.playerNice = Int32(nice)
+        }
         configuration.seekTimeout = try layered.positive("seek-timeout") ?? configuration.seekTimeout
         configuration.openTimeout = try layered.positive("open-timeout") ?? configuration.openTimeout
         let levels = ["trace", "debug", "info", "notice", "warning", "error", "critical"]
@@ -177,7 +187,7 @@ extension DaemonConfiguration {
         "media", "name", "control", "mpv", "paused", "osd", "seek-timeout", "open-timeout", "log-level", "host", "join", "no-tls",
         "room", "drift", "title", "type", "fallback-url", "on-end", "ready", "wait-for-me", "play-when-ready",
         "wait-timeout", "room-secret-file", "unmanaged", "allow-scheme", "accept-open", "tls-cert", "tls-key",
-        "auto-subtitles", "transfer-rate",
+        "auto-subtitles", "transfer-rate", "player-nice",
     ]
     static let driftKeys: Set<String> = ["seek-threshold", "correction-time", "max-adjust", "interval"]
 
@@ -357,6 +367,10 @@ struct LayeredConfig {
 
     func string(_ key: String) throws(CowatchError) -> String? {
         try lookup(key, what: "a string") { $0.string(forKey: ConfigKey(stringLiteral: key)) }
+    }
+
+    func int(_ key: String) throws(CowatchError) -> Int? {
+        try lookup(key, what: "a whole number") { $0.int(forKey: ConfigKey(stringLiteral: key)) }
     }
 
     func bool(_ key: String) throws(CowatchError) -> Bool? {

@@ -43,6 +43,11 @@ public struct DaemonConfiguration: Sendable, Equatable {
     /// Bytes a second each attachment transfer may move (`--transfer-rate`); 0, the default, is
     /// as fast as the link and the CPU allow.
     public var transferRate: Double = 0
+    /// The nice value (−20 … 19) for the player's threads (`--player-nice`), set once the media
+    /// is open; nil, the default, leaves them at the daemon's own. A busy machine shows a frame
+    /// late when mpv's playloop or video output waits for a CPU; a lower value lets them go first.
+    /// Below the current value needs CAP_SYS_NICE or a nice limit (systemd `LimitNICE=`).
+    public var playerNice: Int32?
 
     public struct MpvOption: Sendable, Equatable {
         public var name: String

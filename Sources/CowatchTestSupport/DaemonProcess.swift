@@ -14,9 +14,11 @@ public final class DaemonProcess {
     public let mpvSocket: String
 
     /// Starts `cowatchd` and waits until its control socket answers (or the process exits).
+    /// `launcher`, when given, is a program and its arguments that run cowatchd (e.g. `setpriv`
+    /// with fewer privileges).
     public init(
         name: String, media: String, extraArguments: [String] = [], directory: String? = nil,
-        environment extraEnvironment: [String: String] = [:], waitUntilReady: Bool = true
+        environment extraEnvironment: [String: String] = [:], waitUntilReady: Bool = true, launcher: [String] = []
     )
         throws
     {
@@ -26,8 +28,9 @@ public final class DaemonProcess {
         stderrPath = self.directory + "/\(name).stderr"
         mpvSocket = self.directory + "/\(name).mpv.sock"
         _ = FileManager.default.createFile(atPath: stderrPath, contents: nil)
-        process.executableURL = URL(fileURLWithPath: try Binaries.path("cowatchd"))
-        process.arguments =
+        let program = try Binaries.path("cowatchd")
+        process.executableURL = URL(fileURLWithPath: launcher.first ?? program)
+        process.arguments = (launcher.isEmpty ? [] : Array(launcher.dropFirst()) + [program]) +
             ["--media", media, "--name", name, "--control", controlPath, "--mpv", "vo=null", "--mpv", "ao=null",
              "--mpv", "input-ipc-server=\(mpvSocket)"]
             + extraArguments

@@ -101,6 +101,11 @@ struct CowatchDaemonCommand: AsyncParsableCommand {
         valueName: "SIZE"))
     var transferRate: String?
 
+    @Option(name: .long, help: ArgumentHelp(
+        "Nice value for the player's threads, -20 (first) to 19, so a busy machine shows frames on time; below the current needs CAP_SYS_NICE or LimitNICE= (default: unchanged).",
+        valueName: "N"))
+    var playerNice: Int?
+
     @Flag(name: .long, help: "With --host: a play waits until everyone is ready (bounded by --wait-timeout).")
     var playWhenReady: Bool = false
 
@@ -166,6 +171,7 @@ struct CowatchDaemonCommand: AsyncParsableCommand {
         flags.ready = ready
         flags.waitForMe = waitForMe
         flags.transferRate = transferRate
+        flags.playerNice = playerNice
         if let autoSubtitles {
             switch autoSubtitles {
             case "yes", "on", "true": flags.autoSubtitles = true

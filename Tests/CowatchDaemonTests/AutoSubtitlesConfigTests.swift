@@ -39,4 +39,21 @@ struct AutoSubtitlesConfigTests {
         flags.transferRate = "fast"
         await #expect(throws: CowatchError.self) { try await DaemonConfiguration.load(flags: flags, environment: Self.environment) }
     }
+
+    @Test("--player-nice: unset by default; environment, then flag; outside -20…19 or not a number is refused")
+    func playerNice() async throws {
+        #expect(try await DaemonConfiguration.load(flags: Self.flags(), environment: Self.environment).playerNice == nil)
+        var environment = Self.environment
+        environment["COWATCH_PLAYER_NICE"] = "-5"
+        #expect(try await DaemonConfiguration.load(flags: Self.flags(), environment: environment).playerNice == -5)
+        var flags = Self.flags()
+        flags.playerNice = 3
+        #expect(try await DaemonConfiguration.load(flags: flags, environment: environment).playerNice == 3)
+        for bad in [-21, 20] {
+            flags.playerNice = bad
+            await #expect(throws: CowatchError.self) { try await DaemonConfiguration.load(flags: flags, environment: Self.environment) }
+        }
+        environment["COWATCH_PLAYER_NICE"] = "first"
+        await #expect(throws: CowatchError.self) { try await DaemonConfiguration.load(flags: Self.flags(), environment: environment) }
+    }
 }

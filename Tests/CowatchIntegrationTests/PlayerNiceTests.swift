@@ -1,0 +1,58 @@
+import CowatchClient
+import CowatchCore
+import CowatchTestSupport
+import Foundation
+import Testing
+
+/// `cowatchd --player-nice`: mpv's threads get the value, the daemon's own keep theirs.
+@Suite("cowatchd --player-nice", .serialized)
+struct PlayerNiceTests {
+    /// Every thread of `pid`: name and nice value (/proc/PID/task/TID/stat, field 19).
+    static func niceValues(pid: Int32) -> [(name: String, nice: Int)] {
+        let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task")) ?? []
+        return tasks.compactMap { tid in
+            guard let stat = try? String(contentsOfFile: "/proc/\(pid)/task/\(tid)/stat", encoding: .utf8),
+                let open = stat.firstIndex(of: "("), let close = stat.lastIndex(of: ")")
+            else { return nil }
+            let fields = stat[stat.index(after: close)...].split(separator: " ")
+            guard fields.count > 16, let nice = Int(fields[16]) else { return nil }
+            return (String(stat[stat.index(after: open)..<close]), nice)
+        }
+    }
+
+    func check(nice: Int) throws {
+        let daemon = try DaemonProcess(name: "nice", media: try TestMedia.videoOnly(), extraArguments: ["--player-nice=\(nice)"])
+        defer { daemon.terminate() }
+        // Playing, so the video output and decoders run.
+        try daemon.client().request(.play)
+        sleepSeconds(0.5)
+        let threads = Self.niceValues(pid: daemon.process.processIdentifier)
+        let mpv = threads.filter { $0.name.hasPrefix("mpv/") }
+        #expect(mpv.contains { $0.name == "mpv/vo" }, "\(threads)")
+        #expect(mpv.contains { $0.name == "mpv/mpv core" }, "\(threads)")
+        #expect(mpv.allSatisfy { $0.nice == nice }, "\(mpv)")
+        // The daemon's own threads (its main thread, NIO's) are left as they were.
+        #expect(threads.contains { $0.name == "cowatchd" && $0.nice == 0 }, "\(threads)")
+        #expect(threads.filter { $0.name.hasPrefix("NIO") }.allSatisfy { $0.nice == 0 }, "\(threads)")
+    }
+
+    @Test("a lower priority than the daemon's is set on every mpv thread")
+    func lower() throws { try check(nice: 4) }
+
+    @Test("a higher priority, where permitted (root, as CI runs), is set on every mpv thread")
+    func higher() throws {
+        guard geteuid() == 0 else { return }
+        try check(nice: -6)
+    }
+
+    @Test("refused by the system: the daemon says why and does not start (status 1: not a configuration error)")
+    func refused() throws {
+        // Without CAP_SYS_NICE (taken away from root too: setpriv drops it from the bounding
+        // set), a value below the current one is refused.
+        let daemon = try DaemonProcess(
+            name: "nice", media: try TestMedia.videoOnly(), extraArguments: ["--player-nice=-10"], waitUntilReady: false,
+            launcher: ["/usr/bin/setpriv", "--bounding-set", "-sys_nice"])
+        #expect(daemon.waitForExit(timeout: 20) == 1)
+        #expect(daemon.stderr.contains("player-nice -10 is not permitted"), "\(daemon.stderr)")
+    }
+}

@@ -16,6 +16,15 @@ extension DaemonRoom {
             arguments: viewerArguments, listeners: false, probes: true)
     }
 
+    /// As above, with `perViewer(i)` added to viewer `i`'s command line.
+    convenience init(
+        viewers: Int, media: String, name: String, viewerArguments: [String] = [], perViewer: (Int) -> [String]
+    ) throws {
+        try self.init(media: media, room: name, venue: .server(), arguments: viewerArguments, listeners: false, probes: true)
+        for index in 0..<viewers { try add("viewer\(index)", arguments: perViewer(index), waitJoined: false) }
+        try waitForParticipants(viewers)
+    }
+
     /// Plays from 10 s and returns the skews seen 0.2–1.2 s after the start.
     func playAndMeasureStart(property: String? = "audio-pts") throws -> [Double] {
         try clients[0].request(.seek(seconds: 10, mode: .absolute))

@@ -68,6 +68,7 @@ struct Rooms: ParsableCommand {
         var seekLock: [Double] = [], joinLock: [Double] = [], baseline: [Double] = [], corrections: [Double] = []
         var baselineVideo: [Double] = [], joinedLock: [Double] = [], steadyVideoDense: [Double] = [], afterSeek: [Double] = []
         var videoOutliers: [(outlier: FrameOutlier, cause: FrameOutlierCause?)] = []
+        var steadyVideoFlips: [Double] = [], flipsOffCadence: [Double] = []
         var baselineOutliers: [(outlier: FrameOutlier, cause: FrameOutlierCause?)] = []
         for run in 1...repeats {
             if !videoOnly {
@@ -86,18 +87,30 @@ struct Rooms: ParsableCommand {
             }
 
             log("run \(run)/\(repeats): video-only room")
+            // Each player also logs when it puts each frame on screen (mpv --dump-stats).
+            let stats = DaemonProcess.makeDirectory()
             let videoRoom = try BenchRoom(
-                viewers: viewers, media: video, name: "bench-v\(run)", viewerArguments: viewerArguments)
+                viewers: viewers, media: video, name: "bench-v\(run)", viewerArguments: viewerArguments,
+                perViewer: { ["--mpv", "dump-stats=\(stats)/viewer\($0).stats"] })
             _ = try videoRoom.playAndMeasureStart(property: nil)
             prioritise(videoRoom.daemons)
             sleepSeconds(2)
+            let clockOffsets = try videoRoom.probes.map { try FlipSkew.clockOffset($0).offset }
+            let windowStart = monotonicNow()
             let observed = FrameSkewSampler(clients: videoRoom.probes)
                 .observe(seconds: duration, rate: 1, diagnose: videoRoom.daemons.map(\.process.processIdentifier))
+            let windowEnd = monotonicNow()
             steadyVideo += observed.skews
             videoOutliers += zip(observed.outliers, observed.causes).map { ($0, $1) }
             // The same room read by an observer that never pauses: the load it adds shows as skew.
             steadyVideoDense += FrameSkewSampler(clients: videoRoom.probes, dense: true).sample(seconds: duration, rate: 1)
             videoRoom.stop()
+            let flips = (0..<viewers).map { index in
+                let text = (try? String(contentsOfFile: "\(stats)/viewer\(index).stats", encoding: .utf8)) ?? ""
+                return FlipSkew.flips(statsText: text).map { $0 + clockOffsets[index] }
+            }
+            steadyVideoFlips += FlipSkew.skews(flips, from: windowStart, to: windowEnd)
+            flipsOffCadence += flips.flatMap { FlipSkew.offCadence($0, from: windowStart, to: windowEnd).map(abs) }
 
             log("run \(run)/\(repeats): baselines (same players, no room: play sent to each in turn)")
             if !videoOnly { baseline += try Self.baseline(viewers: viewers, media: audio, seconds: min(duration, 5), arguments: viewerArguments) }
@@ -108,6 +121,8 @@ struct Rooms: ParsableCommand {
         rows.append(Row(name: "steady skew, audio+video (audio-pts)", values: steadyAudio, unit: .ms))
         rows.append(Row(name: "steady skew, video-only (frame instants)", values: steadyVideo, unit: .ms))
         rows.append(Row(name: "same rooms, read by a nonstop poller", values: steadyVideoDense, unit: .ms))
+        rows.append(Row(name: "same rooms, frames put on screen (mpv's flips)", values: steadyVideoFlips, unit: .ms))
+        rows.append(Row(name: "a player's flip off its own cadence", values: flipsOffCadence, unit: .ms))
         rows.append(Row(name: "skew 0.2–1.2 s after play", values: afterPlay, unit: .ms))
         rows.append(Row(name: "skew 0.2–1.2 s after resuming from a seek", values: afterSeek, unit: .ms))
         rows.append(Row(name: "re-lock after seek (<2 ms)", values: seekLock, unit: .s))

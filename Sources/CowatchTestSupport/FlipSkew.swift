@@ -55,18 +55,18 @@ public enum FlipSkew {
         }
     }
 
-    /// How far each flip of one player between `from` and `to` lies from its own cadence: the
-    /// median of the 10 flips either side carried to it at their median period. Stretches with
-    /// a gap (a pause or seek: a period over 1.5 times the median) are left out.
-    public static func offCadence(_ flips: [Double], from: Double, to: Double, span: Int = 10) -> [Double] {
+    /// How far each flip of one player between `from` and `to` lies from its own cadence (+ late):
+    /// the median of the 10 flips either side carried to it at their median period. Stretches
+    /// with a gap (a pause or seek: a period over 1.5 times the median) are left out.
+    public static func offCadence(_ flips: [Double], from: Double, to: Double, span: Int = 10) -> [(at: Double, off: Double)] {
         guard flips.count > 2 * span else { return [] }
-        var result: [Double] = []
+        var result: [(at: Double, off: Double)] = []
         for i in span..<(flips.count - span) where flips[i] >= from && flips[i] <= to {
             let window = Array(flips[(i - span)...(i + span)])
             let periods = zip(window.dropFirst(), window).map { $0 - $1 }
             guard let period = FrameCadence.median(periods), period > 0, periods.allSatisfy({ $0 < 1.5 * period }) else { continue }
             let predicted = window.enumerated().filter { $0.offset != span }.map { $0.element + Double(span - $0.offset) * period }
-            if let usual = FrameCadence.median(predicted) { result.append(flips[i] - usual) }
+            if let usual = FrameCadence.median(predicted) { result.append((flips[i], flips[i] - usual)) }
         }
         return result
     }

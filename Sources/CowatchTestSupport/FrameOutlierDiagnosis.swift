@@ -12,6 +12,18 @@ public struct FrameObservation: Sendable {
     public var outliers: [FrameOutlier]
     /// For each outlier, what was going on in its player then (nil when not diagnosed).
     public var causes: [FrameOutlierCause?]
+    /// When diagnosed: the VM's steal (seconds since boot, all CPUs) at each snapshot between
+    /// frames, oldest first.
+    public var steal: [(at: Double, steal: Double)] = []
+
+    /// Seconds of steal from `from` to `to`, as far as the snapshots around them tell (the
+    /// kernel counts it in 10 ms ticks, at the tick after it happened).
+    public func steal(from: Double, to: Double) -> Double {
+        guard let first = steal.last(where: { $0.at <= from }) ?? steal.first,
+            let last = steal.first(where: { $0.at >= to }) ?? steal.last
+        else { return 0 }
+        return last.steal - first.steal
+    }
 
     public var skews: [Double] {
         frames.map { frame in
@@ -47,8 +59,8 @@ public struct FrameOutlierCause: Sendable, Equatable {
 public enum FrameOutlierVerdict: String, Sendable, CaseIterable {
     /// The players' offsets moved (not one player's single frame): a sync error.
     case playersMoved = "players moved apart"
-    /// That player's speed changed within one frame period before (mpv shows a frame due soon
-    /// at once on a speed change): ours, if the daemon made it.
+    /// That player's speed changed within 15 ms before (mpv shows a frame due within about
+    /// 10 ms at once on a speed change): ours, if the daemon made it.
     case speedChange = "speed change just before"
     /// A late frame whose player's mpv core and video-output threads waited for a CPU for at
     /// least half its lateness.
@@ -61,7 +73,8 @@ public enum FrameOutlierVerdict: String, Sendable, CaseIterable {
     public static func of(_ outlier: FrameOutlier, _ cause: FrameOutlierCause?) -> FrameOutlierVerdict {
         guard outlier.isSingleFrame else { return .playersMoved }
         guard let cause else { return .unexplained }
-        if let since = cause.speedChangeBefore, since <= 0.05 { return .speedChange }
+        // A speed change shows a frame due within about 10 ms at once; its report comes just after.
+        if let since = cause.speedChangeBefore, since <= 0.015 { return .speedChange }
         if outlier.offCadence > 0, cause.runQueueWait >= 0.5 * outlier.offCadence { return .waitedForCPU }
         if cause.steal > 0 { return .steal }
         return .unexplained
@@ -94,6 +107,9 @@ final class SchedulingRecorder {
         let waits = players.map { player in player.threads.map { player.scheduling.runQueueWait(tid: $0.tid) ?? 0 } }
         snapshots.append((now, waits, ThreadScheduling.steal()))
     }
+
+    /// The steal at every snapshot.
+    var stealTimeline: [(at: Double, steal: Double)] { snapshots.map { ($0.at, $0.steal) } }
 
     /// Over the snapshot interval that holds `at`: player's threads' wait together, the thread
     /// that waited longest, and the steal.

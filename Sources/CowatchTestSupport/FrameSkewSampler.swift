@@ -101,7 +101,7 @@ public struct FrameSkewSampler {
         }
         return FrameObservation(
             frames: Self.skews(firstShown, maxBracket: maxBracket, rate: rate), shown: firstShown,
-            outliers: outliers, causes: causes)
+            outliers: outliers, causes: causes, steal: recorder?.stealTimeline ?? [])
     }
 
     /// When the earliest player's next frame is due, or nil while some player's period is not known.

@@ -69,6 +69,7 @@ struct Rooms: ParsableCommand {
         var baselineVideo: [Double] = [], joinedLock: [Double] = [], steadyVideoDense: [Double] = [], afterSeek: [Double] = []
         var videoOutliers: [(outlier: FrameOutlier, cause: FrameOutlierCause?)] = []
         var steadyVideoFlips: [Double] = [], flipsOffCadence: [Double] = []
+        var lateFlips = (total: 0, withSteal: 0)
         var baselineOutliers: [(outlier: FrameOutlier, cause: FrameOutlierCause?)] = []
         for run in 1...repeats {
             if !videoOnly {
@@ -110,7 +111,15 @@ struct Rooms: ParsableCommand {
                 return FlipSkew.flips(statsText: text).map { $0 + clockOffsets[index] }
             }
             steadyVideoFlips += FlipSkew.skews(flips, from: windowStart, to: windowEnd)
-            flipsOffCadence += flips.flatMap { FlipSkew.offCadence($0, from: windowStart, to: windowEnd).map(abs) }
+            for player in flips {
+                let off = FlipSkew.offCadence(player, from: windowStart, to: windowEnd)
+                flipsOffCadence += off.map { abs($0.off) }
+                // Each flip over 2 ms off: did the VM lose its CPU then (steal within a frame)?
+                for late in off where abs(late.off) > 0.002 {
+                    lateFlips.total += 1
+                    if observed.steal(from: late.at - 0.04, to: late.at + 0.04) > 0 { lateFlips.withSteal += 1 }
+                }
+            }
 
             log("run \(run)/\(repeats): baselines (same players, no room: play sent to each in turn)")
             if !videoOnly { baseline += try Self.baseline(viewers: viewers, media: audio, seconds: min(duration, 5), arguments: viewerArguments) }
@@ -136,6 +145,7 @@ struct Rooms: ParsableCommand {
         }
         print("\n" + FrameOutlierReport.table(videoOutliers, title: "video-only rooms (sleeping observer)"))
         print("\n" + FrameOutlierReport.table(baselineOutliers, title: "uncoordinated video-only players (baseline)"))
+        print("\nflips over 2 ms off their cadence: \(lateFlips.total), \(lateFlips.withSteal) of them within a frame of VM steal")
         if let viewerNice { print("viewers' threads at nice \(viewerNice)") }
         if let viewerRealtime { print("viewers' threads under SCHED_FIFO \(viewerRealtime)") }
         print("corrections per viewer over the audio scenario (speed changes + seeks), median: \(format(Percentiles(corrections)?.p50 ?? 0))")

@@ -41,7 +41,7 @@ struct FlipSkewTests {
 
     @Test func offCadenceFindsTheOneLateFlipAndSkipsGaps() {
         let late = cadence { $0 == 40 ? 0.003 : 0 }
-        let off = FlipSkew.offCadence(late, from: 0, to: 1000)
+        let off = FlipSkew.offCadence(late, from: 0, to: 1000).map(\.off)
         #expect(off.count == 80)
         #expect(off.filter { abs($0) > 1e-6 }.count == 1)
         #expect(off.contains { abs($0 - 0.003) < 1e-9 })

@@ -58,7 +58,7 @@ struct FrameCadenceTests {
         func cause(speed: Double? = nil, wait: Double = 0, steal: Double = 0) -> FrameOutlierCause {
             FrameOutlierCause(speedChangeBefore: speed, runQueueWait: wait, waitedMost: "mpv/vo", waitedMostFor: wait, steal: steal)
         }
-        #expect(FrameOutlierVerdict.of(outlier, cause(speed: 0.02, wait: 0.005)) == .speedChange)
+        #expect(FrameOutlierVerdict.of(outlier, cause(speed: 0.01, wait: 0.005)) == .speedChange)
         #expect(FrameOutlierVerdict.of(outlier, cause(speed: 0.3, wait: 0.004)) == .waitedForCPU)
         #expect(FrameOutlierVerdict.of(outlier, cause(wait: 0.001, steal: 0.01)) == .steal)
         #expect(FrameOutlierVerdict.of(outlier, cause(wait: 0.001)) == .unexplained)

@@ -12,18 +12,8 @@ public struct FrameObservation: Sendable {
     public var outliers: [FrameOutlier]
     /// For each outlier, what was going on in its player then (nil when not diagnosed).
     public var causes: [FrameOutlierCause?]
-    /// When diagnosed: the VM's steal (seconds since boot, all CPUs) at each snapshot between
-    /// frames, oldest first.
-    public var steal: [(at: Double, steal: Double)] = []
-
-    /// Seconds of steal from `from` to `to`, as far as the snapshots around them tell (the
-    /// kernel counts it in 10 ms ticks, at the tick after it happened).
-    public func steal(from: Double, to: Double) -> Double {
-        guard let first = steal.last(where: { $0.at <= from }) ?? steal.first,
-            let last = steal.first(where: { $0.at >= to }) ?? steal.last
-        else { return 0 }
-        return last.steal - first.steal
-    }
+    /// When diagnosed: what each player's threads and the VM did over the window.
+    public var timeline: SchedulingTimeline?
 
     public var skews: [Double] {
         frames.map { frame in
@@ -72,10 +62,16 @@ public enum FrameOutlierVerdict: String, Sendable, CaseIterable {
 
     public static func of(_ outlier: FrameOutlier, _ cause: FrameOutlierCause?) -> FrameOutlierVerdict {
         guard outlier.isSingleFrame else { return .playersMoved }
+        return ofSingle(offCadence: outlier.offCadence, cause)
+    }
+
+    /// The verdict on one frame (or flip) that came `offCadence` seconds off its player's own
+    /// cadence (+ late).
+    public static func ofSingle(offCadence: Double, _ cause: FrameOutlierCause?) -> FrameOutlierVerdict {
         guard let cause else { return .unexplained }
         // A speed change shows a frame due within about 10 ms at once; its report comes just after.
         if let since = cause.speedChangeBefore, since <= 0.015 { return .speedChange }
-        if outlier.offCadence > 0, cause.runQueueWait >= 0.5 * outlier.offCadence { return .waitedForCPU }
+        if offCadence > 0, cause.runQueueWait >= 0.5 * offCadence { return .waitedForCPU }
         if cause.steal > 0 { return .steal }
         return .unexplained
     }
@@ -87,7 +83,7 @@ public enum FrameOutlierVerdict: String, Sendable, CaseIterable {
 /// Threading: one thread (the observer's).
 final class SchedulingRecorder {
     private let players: [(scheduling: ThreadScheduling, threads: [(tid: Int32, name: String)])]
-    private var snapshots: [(at: Double, waits: [[Double]], steal: Double)] = []
+    private var snapshots: [SchedulingTimeline.Snapshot] = []
 
     init(pids: [Int32]) {
         players = pids.map { pid in
@@ -105,23 +101,58 @@ final class SchedulingRecorder {
         let now = monotonicNow()
         if let last = snapshots.last, now - last.at < within { return }
         let waits = players.map { player in player.threads.map { player.scheduling.runQueueWait(tid: $0.tid) ?? 0 } }
-        snapshots.append((now, waits, ThreadScheduling.steal()))
+        snapshots.append(.init(at: now, waits: waits, steal: ThreadScheduling.steal()))
     }
 
-    /// The steal at every snapshot.
-    var stealTimeline: [(at: Double, steal: Double)] { snapshots.map { ($0.at, $0.steal) } }
+    /// What was recorded, with each player's speed changes.
+    func timeline(speedChanges: [[(at: Double, value: Double)]]) -> SchedulingTimeline {
+        SchedulingTimeline(
+            snapshots: snapshots, threadNames: players.map { $0.threads.map(\.name) }, speedChanges: speedChanges)
+    }
+}
 
-    /// Over the snapshot interval that holds `at`: player's threads' wait together, the thread
-    /// that waited longest, and the steal.
-    func during(player: Int, at: Double) -> (wait: Double, thread: String, threadWait: Double, steal: Double) {
-        guard let j = snapshots.firstIndex(where: { $0.at >= at }), j > 0 else { return (0, "", 0, 0) }
+/// What each player's mpv threads and the VM did over an observed window: the recorder's
+/// snapshots and each player's speed changes, to find the cause of a late frame or flip.
+public struct SchedulingTimeline: Sendable {
+    struct Snapshot: Sendable {
+        var at: Double
+        /// Per player, per thread: seconds waited for a CPU so far.
+        var waits: [[Double]]
+        /// Seconds of steal so far, all CPUs.
+        var steal: Double
+    }
+
+    let snapshots: [Snapshot]
+    let threadNames: [[String]]
+    let speedChanges: [[(at: Double, value: Double)]]
+
+    /// Seconds of steal from `from` to `to`, as far as the snapshots around them tell (the
+    /// kernel counts it in 10 ms ticks, at the tick after it happened).
+    public func steal(from: Double, to: Double) -> Double {
+        guard let first = snapshots.last(where: { $0.at <= from }) ?? snapshots.first,
+            let last = snapshots.first(where: { $0.at >= to }) ?? snapshots.last
+        else { return 0 }
+        return last.steal - first.steal
+    }
+
+    /// What went on in `player` over the snapshot interval that holds `at` (local seconds).
+    public func cause(player: Int, at: Double) -> FrameOutlierCause {
+        var since: Double?
+        var previous: Double?
+        for change in speedChanges[player] where change.at <= at {
+            if let previous, previous != change.value { since = at - change.at }
+            previous = change.value
+        }
+        guard let j = snapshots.firstIndex(where: { $0.at >= at }), j > 0 else {
+            return FrameOutlierCause(speedChangeBefore: since, runQueueWait: 0, waitedMost: "", waitedMostFor: 0, steal: 0)
+        }
         let before = snapshots[j - 1], after = snapshots[j]
         let deltas = zip(after.waits[player], before.waits[player]).map { $0 - $1 }
         let top = deltas.indices.max { deltas[$0] < deltas[$1] }
-        return (
-            deltas.reduce(0, +), top.map { players[player].threads[$0].name } ?? "", top.map { deltas[$0] } ?? 0,
-            after.steal - before.steal
-        )
+        return FrameOutlierCause(
+            speedChangeBefore: since.flatMap { $0 <= 0.5 ? $0 : nil }, runQueueWait: deltas.reduce(0, +),
+            waitedMost: top.map { threadNames[player][$0] } ?? "", waitedMostFor: top.map { deltas[$0] } ?? 0,
+            steal: after.steal - before.steal)
     }
 }
 
@@ -129,10 +160,6 @@ final class SchedulingRecorder {
 public enum FrameOutlierReport {
     /// One row per frame that one player showed out of its cadence (the others are only counted).
     public static func table(_ items: [(outlier: FrameOutlier, cause: FrameOutlierCause?)], title: String) -> String {
-        func ms(_ value: Double?) -> String {
-            guard let value else { return "–" }
-            return "\((value * 10_000).rounded() / 10)"
-        }
         var lines = [
             "\(title): \(items.count) frames over 2 ms, \(items.filter { $0.outlier.isSingleFrame }.count) of them one player's single frame",
             "| skew | usual | player | off its cadence | its frames either side | speed change before | core+vo waited (longest) | steal | verdict |",
@@ -150,5 +177,30 @@ public enum FrameOutlierReport {
         }
         lines.append("(ms) " + counts.joined(separator: "; "))
         return lines.joined(separator: "\n")
+    }
+
+    /// Flips (frames put on screen) over 2 ms off their player's cadence, one line each, and a
+    /// count by verdict.
+    public static func flips(_ items: [(off: Double, cause: FrameOutlierCause?)]) -> String {
+        var lines = [
+            "flips over 2 ms off their own cadence (mpv's record of frames put on screen): \(items.count)",
+            "| off its cadence | speed change before | core+vo waited (longest) | steal | verdict |", "|---|---|---|---|---|",
+        ]
+        for (off, cause) in items {
+            let waited = cause.map { "\(ms($0.runQueueWait)) (\($0.waitedMost) \(ms($0.waitedMostFor)))" } ?? "–"
+            lines.append(
+                "| \(ms(off)) | \(ms(cause?.speedChangeBefore)) | \(waited) | \(ms(cause?.steal)) | "
+                    + "\(FrameOutlierVerdict.ofSingle(offCadence: off, cause).rawValue) |")
+        }
+        let counts = FrameOutlierVerdict.allCases.filter { $0 != .playersMoved }.map { verdict in
+            "\(verdict.rawValue): \(items.filter { FrameOutlierVerdict.ofSingle(offCadence: $0.off, $0.cause) == verdict }.count)"
+        }
+        lines.append("(ms) " + counts.joined(separator: "; "))
+        return lines.joined(separator: "\n")
+    }
+
+    static func ms(_ value: Double?) -> String {
+        guard let value else { return "–" }
+        return "\((value * 10_000).rounded() / 10)"
     }
 }

@@ -90,18 +90,13 @@ public struct FrameSkewSampler {
         }
         recorder?.snapshot()
         let outliers = FrameCadence.outliers(shown: firstShown, maxBracket: maxBracket, rate: rate, threshold: threshold)
-        let causes = outliers.map { outlier -> FrameOutlierCause? in
-            guard let recorder else { return nil }
-            let at = firstShown[outlier.player][outlier.position]?.at ?? outlier.at
-            let scheduling = recorder.during(player: outlier.player, at: at)
-            return FrameOutlierCause(
-                speedChangeBefore: speeds[outlier.player]?.lastChange(before: at, within: 0.5),
-                runQueueWait: scheduling.wait, waitedMost: scheduling.thread, waitedMostFor: scheduling.threadWait,
-                steal: scheduling.steal)
+        let timeline = recorder?.timeline(speedChanges: speeds.map { $0?.changes ?? [] })
+        let causes = outliers.map { outlier in
+            timeline?.cause(player: outlier.player, at: firstShown[outlier.player][outlier.position]?.at ?? outlier.at)
         }
         return FrameObservation(
             frames: Self.skews(firstShown, maxBracket: maxBracket, rate: rate), shown: firstShown,
-            outliers: outliers, causes: causes, steal: recorder?.stealTimeline ?? [])
+            outliers: outliers, causes: causes, timeline: timeline)
     }
 
     /// When the earliest player's next frame is due, or nil while some player's period is not known.

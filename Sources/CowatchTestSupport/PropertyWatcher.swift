@@ -57,18 +57,4 @@ public final class PropertyWatcher: Sendable {
 
     /// Every change so far (the first entry is the value when watching began), oldest first.
     public var changes: [(at: Double, value: Double)] { record.withLock { $0 } }
-
-    /// The latest change at or before `t` that set a new value, if one came within `window`
-    /// seconds before `t`: seconds from it to `t`.
-    public func lastChange(before t: Double, within window: Double) -> Double? {
-        let all = changes
-        var previous: Double?
-        var latest: Double?
-        for change in all where change.at <= t {
-            if let previous, previous != change.value { latest = change.at }
-            previous = change.value
-        }
-        guard let latest, t - latest <= window else { return nil }
-        return t - latest
-    }
 }

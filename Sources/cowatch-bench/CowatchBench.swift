@@ -69,7 +69,7 @@ struct Rooms: ParsableCommand {
         var baselineVideo: [Double] = [], joinedLock: [Double] = [], steadyVideoDense: [Double] = [], afterSeek: [Double] = []
         var videoOutliers: [(outlier: FrameOutlier, cause: FrameOutlierCause?)] = []
         var steadyVideoFlips: [Double] = [], flipsOffCadence: [Double] = []
-        var lateFlips = (total: 0, withSteal: 0)
+        var lateFlips: [(off: Double, cause: FrameOutlierCause?)] = []
         var baselineOutliers: [(outlier: FrameOutlier, cause: FrameOutlierCause?)] = []
         for run in 1...repeats {
             if !videoOnly {
@@ -111,13 +111,12 @@ struct Rooms: ParsableCommand {
                 return FlipSkew.flips(statsText: text).map { $0 + clockOffsets[index] }
             }
             steadyVideoFlips += FlipSkew.skews(flips, from: windowStart, to: windowEnd)
-            for player in flips {
+            for (index, player) in flips.enumerated() {
                 let off = FlipSkew.offCadence(player, from: windowStart, to: windowEnd)
                 flipsOffCadence += off.map { abs($0.off) }
-                // Each flip over 2 ms off: did the VM lose its CPU then (steal within a frame)?
+                // Each flip over 2 ms off its cadence, and what its player and the VM did then.
                 for late in off where abs(late.off) > 0.002 {
-                    lateFlips.total += 1
-                    if observed.steal(from: late.at - 0.04, to: late.at + 0.04) > 0 { lateFlips.withSteal += 1 }
+                    lateFlips.append((late.off, observed.timeline?.cause(player: index, at: late.at)))
                 }
             }
 
@@ -145,7 +144,7 @@ struct Rooms: ParsableCommand {
         }
         print("\n" + FrameOutlierReport.table(videoOutliers, title: "video-only rooms (sleeping observer)"))
         print("\n" + FrameOutlierReport.table(baselineOutliers, title: "uncoordinated video-only players (baseline)"))
-        print("\nflips over 2 ms off their cadence: \(lateFlips.total), \(lateFlips.withSteal) of them within a frame of VM steal")
+        print("\n" + FrameOutlierReport.flips(lateFlips))
         if let viewerNice { print("viewers' threads at nice \(viewerNice)") }
         if let viewerRealtime { print("viewers' threads under SCHED_FIFO \(viewerRealtime)") }
         print("corrections per viewer over the audio scenario (speed changes + seeks), median: \(format(Percentiles(corrections)?.p50 ?? 0))")

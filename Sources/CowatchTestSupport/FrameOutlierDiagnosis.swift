@@ -158,14 +158,16 @@ public struct SchedulingTimeline: Sendable {
 
 /// The outliers of one or more windows as a table, one line a frame, and a count by verdict.
 public enum FrameOutlierReport {
-    /// One row per frame that one player showed out of its cadence (the others are only counted).
-    public static func table(_ items: [(outlier: FrameOutlier, cause: FrameOutlierCause?)], title: String) -> String {
+    /// One row per frame that one player showed out of its cadence, the `rows` furthest off (the
+    /// others are only counted).
+    public static func table(_ items: [(outlier: FrameOutlier, cause: FrameOutlierCause?)], title: String, rows: Int = 20) -> String {
         var lines = [
             "\(title): \(items.count) frames over 2 ms, \(items.filter { $0.outlier.isSingleFrame }.count) of them one player's single frame",
             "| skew | usual | player | off its cadence | its frames either side | speed change before | core+vo waited (longest) | steal | verdict |",
             "|---|---|---|---|---|---|---|---|---|",
         ]
-        for (outlier, cause) in items where outlier.isSingleFrame {
+        let singles = items.filter { $0.outlier.isSingleFrame }
+        for (outlier, cause) in singles.sorted(by: { abs($0.outlier.offCadence) > abs($1.outlier.offCadence) }).prefix(rows) {
             let waited = cause.map { "\(ms($0.runQueueWait)) (\($0.waitedMost) \(ms($0.waitedMostFor)))" } ?? "–"
             lines.append(
                 "| \(ms(outlier.skew)) | \(ms(outlier.usualSkew)) | \(outlier.player) | \(ms(outlier.offCadence)) | "
@@ -179,14 +181,14 @@ public enum FrameOutlierReport {
         return lines.joined(separator: "\n")
     }
 
-    /// Flips (frames put on screen) over 2 ms off their player's cadence, one line each, and a
-    /// count by verdict.
-    public static func flips(_ items: [(off: Double, cause: FrameOutlierCause?)]) -> String {
+    /// Flips (frames put on screen) over 2 ms off their player's cadence, a line each for the
+    /// `rows` furthest off, and a count of all by verdict.
+    public static func flips(_ items: [(off: Double, cause: FrameOutlierCause?)], rows: Int = 20) -> String {
         var lines = [
             "flips over 2 ms off their own cadence (mpv's record of frames put on screen): \(items.count)",
             "| off its cadence | speed change before | core+vo waited (longest) | steal | verdict |", "|---|---|---|---|---|",
         ]
-        for (off, cause) in items {
+        for (off, cause) in items.sorted(by: { abs($0.off) > abs($1.off) }).prefix(rows) {
             let waited = cause.map { "\(ms($0.runQueueWait)) (\($0.waitedMost) \(ms($0.waitedMostFor)))" } ?? "–"
             lines.append(
                 "| \(ms(off)) | \(ms(cause?.speedChangeBefore)) | \(waited) | \(ms(cause?.steal)) | "

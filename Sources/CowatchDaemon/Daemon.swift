@@ -36,15 +36,20 @@ public enum Daemon {
                 throw error
             }
             logger.debug("media open", metadata: ["cowatch.media": "\(configuration.media)"])
-            if let nice = configuration.playerNice {
-                // Now: the playloop, video output and decoders exist; later ones inherit it.
-                do {
+            // Now: the playloop, the outputs and the decoders exist (later threads inherit a nice value).
+            do {
+                if let nice = configuration.playerNice {
                     let count = try PlayerThreads.setNice(nice)
                     logger.debug("player threads reniced", metadata: ["cowatch.nice": "\(nice)", "cowatch.threads": "\(count)"])
-                } catch {
-                    await player.shutdown()
-                    throw error
                 }
+                if let priority = configuration.playerRealtime {
+                    let count = try PlayerThreads.setRealtime(priority: priority)
+                    logger.debug(
+                        "player output threads real-time", metadata: ["cowatch.priority": "\(priority)", "cowatch.threads": "\(count)"])
+                }
+            } catch {
+                await player.shutdown()
+                throw error
             }
 
             let control = ControlServer(

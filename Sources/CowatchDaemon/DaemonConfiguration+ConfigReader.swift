@@ -43,6 +43,8 @@ public struct DaemonFlags: Sendable {
     public var transferRate: String?
     /// `--player-nice N`.
     public var playerNice: Int?
+    /// `--player-realtime N`.
+    public var playerRealtime: Int?
     public init() {}
 }
 
@@ -61,7 +63,7 @@ extension DaemonConfiguration {
     /// `control` / `COWATCH_CONTROL`, `mpv` (array of `KEY=VALUE`) / `COWATCH_MPV` (comma-separated),
     /// `paused`, `osd`, `seek-timeout`, `open-timeout`, `log-level`, `title`, `type`, `fallback-url`,
     /// `on-end`, `ready`, `wait-for-me`, `room-secret-file`, `allow-scheme`, `accept-open`, `auto-subtitles`,
-    /// `transfer-rate`, `player-nice`, and for
+    /// `transfer-rate`, `player-nice`, `player-realtime`, and for
     /// `--host` `play-when-ready`, `wait-timeout` and `unmanaged`. mpv options from all three sources
     /// are applied file first, then environment, then flags, so the later one wins inside mpv.
     /// The room secret comes from `--room-secret-file`, `COWATCH_ROOM_SECRET_FILE`,
@@ -117,6 +119,7 @@ extension DaemonConfiguration {
         put("auto-subtitles", flags.autoSubtitles.map(ConfigContent.bool))
         put("transfer-rate", flags.transferRate.map(ConfigContent.string))
         put("player-nice", flags.playerNice.map(ConfigContent.int))
+        put("player-realtime", flags.playerRealtime.map(ConfigContent.int))
         let flagReader = ConfigReader(provider: InMemoryProvider(name: "flags", values: flagValues))
         let layered = LayeredConfig(sources: [("flag", flagReader), ("environment", env), ("config file \(filePath)", file)])
 
@@ -159,6 +162,12 @@ extension DaemonConfiguration {
             }
             configuration.playerNice = Int32(nice)
         }
+        if let priority = try layered.int("player-realtime") {
+            guard (1...99).contains(priority) else {
+                throw CowatchError(.invalidConfiguration, "player-realtime must be a SCHED_FIFO priority from 1 to 99, not \(priority)")
+            }
+            configuration.playerRealtime = Int32(priority)
+        }
         configuration.seekTimeout = try layered.positive("seek-timeout") ?? configuration.seekTimeout
         configuration.openTimeout = try layered.positive("open-timeout") ?? configuration.openTimeout
         let levels = ["trace", "debug", "info", "notice", "warning", "error", "critical"]
@@ -187,7 +196,7 @@ extension DaemonConfiguration {
         "media", "name", "control", "mpv", "paused", "osd", "seek-timeout", "open-timeout", "log-level", "host", "join", "no-tls",
         "room", "drift", "title", "type", "fallback-url", "on-end", "ready", "wait-for-me", "play-when-ready",
         "wait-timeout", "room-secret-file", "unmanaged", "allow-scheme", "accept-open", "tls-cert", "tls-key",
-        "auto-subtitles", "transfer-rate", "player-nice",
+        "auto-subtitles", "transfer-rate", "player-nice", "player-realtime",
     ]
     static let driftKeys: Set<String> = ["seek-threshold", "correction-time", "max-adjust", "interval"]
 

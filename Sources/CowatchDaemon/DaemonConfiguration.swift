@@ -48,6 +48,11 @@ public struct DaemonConfiguration: Sendable, Equatable {
     /// late when mpv's playloop or video output waits for a CPU; a lower value lets them go first.
     /// Below the current value needs CAP_SYS_NICE or a nice limit (systemd `LimitNICE=`).
     public var playerNice: Int32?
+    /// SCHED_FIFO priority (1 … 99) for the player's output threads (`--player-realtime`), set once
+    /// the media is open, so frames go on screen on time on a busy machine; nil, the default,
+    /// leaves them under the ordinary scheduler. Needs CAP_SYS_NICE or a real-time limit
+    /// (systemd `LimitRTPRIO=`).
+    public var playerRealtime: Int32?
 
     public struct MpvOption: Sendable, Equatable {
         public var name: String

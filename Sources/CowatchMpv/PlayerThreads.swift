@@ -56,6 +56,39 @@ public enum PlayerThreads {
         return done
     }
 
+    /// Puts mpv's output threads ("mpv/vo", "mpv/ao": the ones that put each frame on screen and
+    /// feed the sound device on time) under SCHED_FIFO at `priority` (1 … 99). Threads they start
+    /// (a GPU driver's) do not inherit it (SCHED_RESET_ON_FORK), and the playloop and decoders keep
+    /// the ordinary scheduler, so a heavy film cannot take a CPU from everything else. Returns how
+    /// many threads took it.
+    ///
+    /// Errors: `invalid-configuration` outside 1…99; `not-permitted` when the system refuses (it
+    /// needs CAP_SYS_NICE or a real-time limit: systemd's `LimitRTPRIO=`, or `rtprio` in
+    /// /etc/security/limits.conf); `player-error` when no output thread is found.
+    @discardableResult
+    public static func setRealtime(priority: Int32) throws(CowatchError) -> Int {
+        guard (1...99).contains(priority) else {
+            throw CowatchError(.invalidConfiguration, "player-realtime must be between 1 and 99, got \(priority)")
+        }
+        let outputs = ids().filter { ["mpv/vo", "mpv/ao"].contains(threadName($0)) }
+        guard !outputs.isEmpty else { throw CowatchError(.playerError, "no mpv output threads found to set player-realtime on") }
+        var parameters = sched_param(sched_priority: priority)
+        var done = 0
+        for tid in outputs {
+            if sched_setscheduler(tid, SCHED_FIFO | resetOnFork, &parameters) == 0 {
+                done += 1
+            } else if errno == EPERM || errno == EACCES {
+                throw CowatchError(
+                    .notPermitted,
+                    "player-realtime \(priority) is not permitted here: real-time scheduling needs CAP_SYS_NICE or a real-time limit (systemd LimitRTPRIO=, or \"rtprio\" in /etc/security/limits.conf)")
+            }
+        }
+        return done
+    }
+
+    /// Linux's SCHED_RESET_ON_FORK (sched.h), which Glibc's module does not export.
+    private static let resetOnFork: Int32 = 0x4000_0000
+
     /// A thread's nice value, from /proc (nil when it is gone).
     public static func currentNice(_ tid: Int32) -> Int32? {
         guard let stat = read("/proc/self/task/\(tid)/stat"), let close = stat.lastIndex(of: ")") else { return nil }

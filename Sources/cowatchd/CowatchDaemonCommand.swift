@@ -106,6 +106,11 @@ struct CowatchDaemonCommand: AsyncParsableCommand {
         valueName: "N"))
     var playerNice: Int?
 
+    @Option(name: .long, help: ArgumentHelp(
+        "Run the player's output threads under real-time scheduling (SCHED_FIFO) at this priority, 1-99, so frames go on screen on time on a busy machine; needs CAP_SYS_NICE or LimitRTPRIO= (default: off).",
+        valueName: "N"))
+    var playerRealtime: Int?
+
     @Flag(name: .long, help: "With --host: a play waits until everyone is ready (bounded by --wait-timeout).")
     var playWhenReady: Bool = false
 
@@ -172,6 +177,7 @@ struct CowatchDaemonCommand: AsyncParsableCommand {
         flags.waitForMe = waitForMe
         flags.transferRate = transferRate
         flags.playerNice = playerNice
+        flags.playerRealtime = playerRealtime
         if let autoSubtitles {
             switch autoSubtitles {
             case "yes", "on", "true": flags.autoSubtitles = true

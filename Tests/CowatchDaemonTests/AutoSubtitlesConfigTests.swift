@@ -56,4 +56,19 @@ struct AutoSubtitlesConfigTests {
         environment["COWATCH_PLAYER_NICE"] = "first"
         await #expect(throws: CowatchError.self) { try await DaemonConfiguration.load(flags: Self.flags(), environment: environment) }
     }
+
+    @Test("--player-realtime: off by default; environment, then flag; outside 1…99 is refused")
+    func playerRealtime() async throws {
+        #expect(try await DaemonConfiguration.load(flags: Self.flags(), environment: Self.environment).playerRealtime == nil)
+        var environment = Self.environment
+        environment["COWATCH_PLAYER_REALTIME"] = "10"
+        #expect(try await DaemonConfiguration.load(flags: Self.flags(), environment: environment).playerRealtime == 10)
+        var flags = Self.flags()
+        flags.playerRealtime = 3
+        #expect(try await DaemonConfiguration.load(flags: flags, environment: environment).playerRealtime == 3)
+        for bad in [0, 100] {
+            flags.playerRealtime = bad
+            await #expect(throws: CowatchError.self) { try await DaemonConfiguration.load(flags: flags, environment: Self.environment) }
+        }
+    }
 }

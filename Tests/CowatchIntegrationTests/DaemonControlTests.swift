@@ -259,6 +259,7 @@ struct DaemonControlTests {
             (["--join", "127.0.0.1:9", "--play-when-ready"], [:], "play-when-ready"),
             (["--host", "7433", "--wait-timeout", "7200"], [:], "wait-timeout"),
             (["--player-nice", "25"], [:], "player-nice"),
+            (["--player-realtime", "0"], [:], "player-realtime"),
             ([], ["COWATCH_PLAYER_NICE": "high"], "player-nice"),
         ] as [([String], [String: String], String)])
     func badConfiguration(arguments: [String], environment: [String: String], mentions: String) throws {

@@ -4,9 +4,10 @@ import CowatchTestSupport
 import Foundation
 import Testing
 
-/// `cowatchd --player-nice`: mpv's threads get the value, the daemon's own keep theirs.
-@Suite("cowatchd --player-nice", .serialized)
-struct PlayerNiceTests {
+/// `cowatchd --player-nice` and `--player-realtime`: mpv's threads get the priority, the daemon's
+/// own keep theirs.
+@Suite("cowatchd --player-nice and --player-realtime", .serialized)
+struct PlayerPriorityTests {
     /// Every thread of `pid`: name and nice value (/proc/PID/task/TID/stat, field 19).
     static func niceValues(pid: Int32) -> [(name: String, nice: Int)] {
         let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task")) ?? []
@@ -54,5 +55,39 @@ struct PlayerNiceTests {
             launcher: ["/usr/bin/setpriv", "--bounding-set", "-sys_nice"])
         #expect(daemon.waitForExit(timeout: 20) == 1)
         #expect(daemon.stderr.contains("player-nice -10 is not permitted"), "\(daemon.stderr)")
+    }
+
+    @Test("--player-realtime: the output threads run under SCHED_FIFO at that priority, nothing else does (root, as CI runs)")
+    func realtime() throws {
+        guard geteuid() == 0 else { return }
+        let daemon = try DaemonProcess(name: "rt", media: try TestMedia.audioVideo(), extraArguments: ["--player-realtime", "6"])
+        defer { daemon.terminate() }
+        try daemon.client().request(.play)
+        sleepSeconds(0.5)
+        let pid = daemon.process.processIdentifier
+        let tasks = try FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task")
+        var fifo: [String] = []
+        for tid in tasks {
+            guard let id = Int32(tid), let comm = try? String(contentsOfFile: "/proc/\(pid)/task/\(tid)/comm", encoding: .utf8) else { continue }
+            var parameters = sched_param()
+            // The policy without SCHED_RESET_ON_FORK (0x40000000), which the daemon adds.
+            let policy = sched_getscheduler(id) & ~0x4000_0000
+            if policy == SCHED_FIFO {
+                sched_getparam(id, &parameters)
+                #expect(parameters.sched_priority == 6)
+                fifo.append(comm.trimmingCharacters(in: .whitespacesAndNewlines))
+            }
+        }
+        #expect(fifo.contains("mpv/vo"), "\(fifo)")
+        #expect(fifo.allSatisfy { $0 == "mpv/vo" || $0 == "mpv/ao" }, "\(fifo)")
+    }
+
+    @Test("--player-realtime refused by the system: the daemon says why and does not start")
+    func realtimeRefused() throws {
+        let daemon = try DaemonProcess(
+            name: "rt", media: try TestMedia.videoOnly(), extraArguments: ["--player-realtime", "6"], waitUntilReady: false,
+            launcher: ["/usr/bin/setpriv", "--bounding-set", "-sys_nice"])
+        #expect(daemon.waitForExit(timeout: 20) == 1)
+        #expect(daemon.stderr.contains("player-realtime 6 is not permitted"), "\(daemon.stderr)")
     }
 }

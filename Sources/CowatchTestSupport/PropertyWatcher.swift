@@ -28,10 +28,11 @@ public final class PropertyWatcher: Sendable {
                 (try? client.request([.string("observe_property"), .number(1), .string(property)])) != nil
             else { return }
             while running.withLock({ $0 }) {
-                guard let event = try? client.nextEvent(timeout: poll) else {
-                    if (try? client.request([.string("get_property"), .string("pid")], timeout: 1)) == nil { break }
-                    continue
-                }
+                // nil is a quiet `poll`; a lost connection throws and ends the record. No request of
+                // ours while waiting: every read takes mpv's core lock, beside the frames being timed.
+                let event: ControlEvent?
+                do { event = try client.nextEvent(timeout: poll) } catch { break }
+                guard let event else { continue }
                 guard event.name == "property-change", event.fields["name"]?.stringValue == property,
                     let value = event.fields["data"]?.numberValue
                 else { continue }

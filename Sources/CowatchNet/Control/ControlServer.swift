@@ -47,7 +47,7 @@ public struct ControlServer: Service {
             .childChannelOption(.allowRemoteHalfClosure, value: true)
             .bind(unixDomainSocketPath: path, cleanupExistingSocketFile: false) { channel in
                 channel.eventLoop.makeCompletedFuture {
-                    try NIOAsyncChannel<ByteBuffer, ByteBuffer>(wrappingChannelSynchronously: channel)
+                    AcceptedChannel(try NIOAsyncChannel<ByteBuffer, ByteBuffer>(wrappingChannelSynchronously: channel))
                 }
             }
         chmod(path, 0o600)
@@ -62,8 +62,11 @@ public struct ControlServer: Service {
         try await withShutdownClosing(server.channel) {
             try await withThrowingDiscardingTaskGroup { group in
                 try await server.executeThenClose { inbound in
-                    for try await connection in inbound {
-                        group.addTask { await serve(connection) }
+                    for try await accepted in inbound {
+                        group.addTask {
+                            guard let connection = accepted.take() else { return }
+                            await serve(connection)
+                        }
                     }
                 }
                 group.cancelAll()

@@ -70,7 +70,8 @@ public struct RoomServer: Service {
                         try channel.pipeline.syncOperations.addHandler(
                             ClientLineHandler(outbox: outbox, floodBurst: admission.floodBurst, floodRate: admission.floodRate))
                         return RoomHub.Accepted(
-                            connection: try RoomHub.Connection(wrappingChannelSynchronously: channel), outbox: outbox)
+                            connection: AcceptedChannel(try RoomHub.Connection(wrappingChannelSynchronously: channel)),
+                            outbox: outbox)
                     }
                 }
         } catch {
@@ -118,7 +119,8 @@ actor RoomHub {
     typealias Connection = NIOAsyncChannel<[ClientLine], ByteBuffer>
 
     struct Accepted: Sendable {
-        var connection: Connection
+        /// Finished even if the accept loop drops it (see `AcceptedChannel`).
+        var connection: AcceptedChannel<[ClientLine], ByteBuffer>
         var outbox: ConnectionOutbox
     }
 
@@ -162,7 +164,7 @@ actor RoomHub {
     }
 
     func serve(_ accepted: Accepted) async {
-        let connection = accepted.connection
+        guard let connection = accepted.connection.take() else { return }
         nextID += 1
         let id = nextID
         let outbox = accepted.outbox

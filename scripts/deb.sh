@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Builds dist/cowatch_VERSION_ARCH.deb from the release programs in $1 (built with the Swift
-# runtime linked in, so the package needs no Swift): the files of `make install PREFIX=/usr`,
-# and Depends computed from the libraries the programs load (libmpv2, libc6, …).
+# runtime linked in, so the package needs no Swift): the files of `make install PREFIX=/usr`, with
+# what Debian adds to them (man pages gzip-compressed, /usr/share/doc/cowatch/copyright from
+# scripts/debian-copyright, changelog.gz), and Depends computed from the libraries the programs
+# load (libmpv2, libc6, …).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bin=${1:?the directory of the release programs}
@@ -10,6 +12,21 @@ arch=$(dpkg --print-architecture)
 stage=.build/deb/cowatch_${version}_$arch
 rm -rf "$stage"
 BIN_DIR=$bin DESTDIR=$stage PREFIX=/usr scripts/install.sh install >/dev/null
+
+# Debian policy: man pages compressed with gzip -9n (no name, no time stamp: reproducible).
+gzip -9n "$stage"/usr/share/man/man*/*.[0-9]
+doc=$stage/usr/share/doc/cowatch
+# Every SwiftPM package linked into the programs must have a paragraph in the copyright file.
+for package in $(sed -n 's/.*"identity" *: *"\(.*\)".*/\1/p' Package.resolved); do
+  grep -q "checkouts/$package/\*" scripts/debian-copyright \
+    || { echo "deb: $package (Package.resolved) has no paragraph in scripts/debian-copyright" >&2; exit 1; }
+done
+install -m 644 scripts/debian-copyright "$doc/copyright"
+# The version has no Debian revision (a native package), so the changelog is changelog.gz.
+date=$(git log -1 --format=%cD 2>/dev/null || date -R)
+printf 'cowatch (%s) unstable; urgency=medium\n\n  * Cowatch %s, packaged by scripts/deb.sh.\n\n -- %s  %s\n' \
+  "$version" "$version" "Cowatch developers <cowatch@localhost>" "$date" | gzip -9n > "$doc/changelog.gz"
+chmod 644 "$doc/changelog.gz"
 
 # Each shared library a program links directly (NEEDED; ldd would add libmpv's own dependencies,
 # which libmpv2's package already brings) must come from a Debian package; that package is a
@@ -50,6 +67,7 @@ Description: watch films together, in lockstep, with mpv
  against a shared reference clock; cowatch drives it from the shell;
  cowatch-server is the room server (TLS, room secrets, roles).
 CONTROL
+(cd "$stage" && find usr -type f -print0 | LC_ALL=C sort -z | xargs -0 md5sum) > "$stage/DEBIAN/md5sums"
 mkdir -p dist
 dpkg-deb --root-owner-group -Zxz --build "$stage" "dist/cowatch_${version}_$arch.deb" >/dev/null
 echo "dist/cowatch_${version}_$arch.deb: $(du -h "dist/cowatch_${version}_$arch.deb" | cut -f1), Depends: $depends_line"

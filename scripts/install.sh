@@ -10,7 +10,10 @@ action=${1:?install or uninstall}
 prefix=${PREFIX:-/usr/local}
 root="${DESTDIR:-}$prefix"
 programs=(cowatchd cowatch cowatch-server)
-docs=(Configs/README.md Configs/cowatchd.json Configs/cowatchd.env Configs/cowatch-server.env)
+# SOURCE:NAME in PREFIX/share/doc/cowatch: the project's README, the notes on the example configs
+# under a name of their own, and the examples.
+docs=(README.md:README.md Configs/README.md:README.Configs.md Configs/cowatchd.json:cowatchd.json
+  Configs/cowatchd.env:cowatchd.env Configs/cowatch-server.env:cowatch-server.env)
 
 # sudo only for a place we cannot write (make install to /usr/local as a user); the build stays ours.
 target=$root
@@ -28,7 +31,7 @@ files() {
   for page in man/*.[0-9]; do echo "share/man/man${page##*.}/${page#man/}"; done
   echo "lib/systemd/user/cowatchd@.service"
   echo "lib/systemd/system/cowatch-server.service"
-  for doc in "${docs[@]}"; do echo "share/doc/cowatch/${doc#Configs/}"; done
+  for doc in "${docs[@]}"; do echo "share/doc/cowatch/${doc#*:}"; done
 }
 
 if [ "$action" = uninstall ]; then
@@ -66,5 +69,5 @@ done
 for page in man/*.[0-9]; do put 644 "$page" "share/man/man${page##*.}/${page#man/}"; done
 put 644 "$stage/cowatchd@.service" "lib/systemd/user/cowatchd@.service"
 put 644 "$stage/cowatch-server.service" "lib/systemd/system/cowatch-server.service"
-for doc in "${docs[@]}"; do put 644 "$doc" "share/doc/cowatch/${doc#Configs/}"; done
+for doc in "${docs[@]}"; do put 644 "${doc%%:*}" "share/doc/cowatch/${doc#*:}"; done
 echo "installed Cowatch in $root ($(files | wc -l) files)"

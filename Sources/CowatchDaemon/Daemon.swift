@@ -66,8 +66,8 @@ public enum Daemon {
                         environment: ProcessInfo.processInfo.environment, tls: room.tls, certificate: room.certificate)
                     // We join our own server: we know its key, so we pin it.
                     room.fingerprint = hosting.identity?.fingerprint
-                    // Only the owner (this daemon, which creates the room) and its operators
-                    // control playback, unless --unmanaged.
+                    // Everyone controls playback; under --managed only the owner (this daemon,
+                    // which creates the room) and its operators.
                     policy.managed = room.managed
                     // The room is ours: nobody else may create it, even with a hello that arrives
                     // before ours; our token (signed with the server's key) proves us.

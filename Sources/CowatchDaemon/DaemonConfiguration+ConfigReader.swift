@@ -30,6 +30,7 @@ public struct DaemonFlags: Sendable {
     /// A file holding the room secret (never the secret itself: flags show in `ps`).
     public var roomSecretFile: String?
     /// `--unmanaged`: the embedded room server lets everyone control playback.
+    public var managed: Bool?
     public var unmanaged: Bool?
     /// `--tls-cert`, `--tls-key`: the embedded server's certificate and key (with `--host`).
     public var tlsCert: String?
@@ -112,6 +113,7 @@ extension DaemonConfiguration {
         put("wait-timeout", flags.waitTimeout.map(ConfigContent.double))
         put("open-timeout", flags.openTimeout.map(ConfigContent.double))
         put("seek-timeout", flags.seekTimeout.map(ConfigContent.double))
+        put("managed", flags.managed.map(ConfigContent.bool))
         put("unmanaged", flags.unmanaged.map(ConfigContent.bool))
         put("tls-cert", flags.tlsCert.map(ConfigContent.string))
         put("tls-key", flags.tlsKey.map(ConfigContent.string))
@@ -195,7 +197,7 @@ extension DaemonConfiguration {
     static let fileKeys: Set<String> = [
         "media", "name", "control", "mpv", "paused", "osd", "seek-timeout", "open-timeout", "log-level", "host", "join", "no-tls",
         "room", "drift", "title", "type", "fallback-url", "on-end", "ready", "wait-for-me", "play-when-ready",
-        "wait-timeout", "room-secret-file", "unmanaged", "allow-scheme", "accept-open", "tls-cert", "tls-key",
+        "wait-timeout", "room-secret-file", "managed", "unmanaged", "allow-scheme", "accept-open", "tls-cert", "tls-key",
         "auto-subtitles", "transfer-rate", "player-nice", "player-realtime",
     ]
     static let driftKeys: Set<String> = ["seek-threshold", "correction-time", "max-adjust", "interval"]
@@ -321,8 +323,14 @@ extension DaemonConfiguration {
         settings.tickInterval = try layered.positive("drift.interval") ?? settings.tickInterval
         settings.playWhenReady = try layered.bool("play-when-ready") ?? settings.playWhenReady
         settings.waitTimeout = try layered.positive("wait-timeout") ?? settings.waitTimeout
+        // Everyone in a hosted room controls playback (GroupActivities' model); `managed` opts in
+        // to owner-and-operators only. `unmanaged`, once needed for that, still reads.
+        let managed = try layered.bool("managed")
         let unmanaged = try layered.bool("unmanaged")
-        settings.managed = !(unmanaged ?? false)
+        if let managed, let unmanaged, managed == unmanaged {
+            throw CowatchError(.invalidConfiguration, "managed and unmanaged contradict each other: give one")
+        }
+        settings.managed = managed ?? unmanaged.map { !$0 } ?? false
         switch (try layered.string("tls-cert"), try layered.string("tls-key")) {
         case (nil, nil):
             break
@@ -340,11 +348,11 @@ extension DaemonConfiguration {
         }
         let policyGiven = try layered.bool("play-when-ready") == true
         let waitGiven = try layered.positive("wait-timeout") != nil
-        if settings.hostPort == nil, policyGiven || waitGiven || unmanaged == true {
+        if settings.hostPort == nil, policyGiven || waitGiven || managed != nil || unmanaged != nil {
             // The room's server decides these; a joining daemon cannot.
             throw CowatchError(
                 .invalidConfiguration,
-                "play-when-ready, wait-timeout and unmanaged are the room server's: use them with --host or on cowatch-server")
+                "play-when-ready, wait-timeout and managed are the room server's: use them with --host or on cowatch-server")
         }
         guard settings.drift.maxAdjust < 0.5 else {
             throw CowatchError(.invalidConfiguration, "drift.max-adjust must be below 0.5")

@@ -30,8 +30,8 @@ public struct RoomSettings: Sendable, Equatable {
     /// (and own) our room. A secret: prints as "…".
     public var hostToken: RoomSecretValue?
     /// Hosting only: a managed room, where only the owner and operators control playback.
-    /// Default true (`--unmanaged` turns it off).
-    public var managed = true
+    /// Default false: everyone controls playback (`--managed` turns it on).
+    public var managed = false
     /// The room secret: proves this participant to a guarded room, or guards the room this
     /// daemon creates. Prints as "…".
     public var secret: RoomSecretValue?

@@ -15,7 +15,7 @@ struct CowatchDaemonCommand: AsyncParsableCommand {
             COWATCH_SEEK_TIMEOUT, COWATCH_OPEN_TIMEOUT, COWATCH_HOST, COWATCH_JOIN, COWATCH_ROOM, \
             COWATCH_DRIFT_SEEK_THRESHOLD, COWATCH_DRIFT_CORRECTION_TIME, COWATCH_DRIFT_MAX_ADJUST, COWATCH_DRIFT_INTERVAL, COWATCH_TITLE, COWATCH_TYPE, COWATCH_FALLBACK_URL, \
             COWATCH_ON_END, COWATCH_READY, COWATCH_WAIT_FOR_ME, COWATCH_PLAY_WHEN_READY, COWATCH_WAIT_TIMEOUT, \
-            COWATCH_UNMANAGED, COWATCH_ROOM_SECRET_FILE, COWATCH_ALLOW_SCHEME, COWATCH_ACCEPT_OPEN) or from the JSON config file; flags win over \
+            COWATCH_MANAGED, COWATCH_ROOM_SECRET_FILE, COWATCH_ALLOW_SCHEME, COWATCH_ACCEPT_OPEN) or from the JSON config file; flags win over \
             the environment, which wins over the file. The room secret may also be given as COWATCH_ROOM_SECRET (the secret \
             itself, environment only; never as a flag). See cowatchd(1) and cowatch-protocol(7).
             """,
@@ -118,7 +118,10 @@ struct CowatchDaemonCommand: AsyncParsableCommand {
         "With --host: seconds the group waits for a stalled or unready participant (default: 5).", valueName: "SECONDS"))
     var waitTimeout: Double?
 
-    @Flag(name: .long, help: "With --host: everyone may play, pause, seek and switch media (default: only the owner and operators).")
+    @Flag(name: .long, help: "With --host: only the owner and operators play, pause, seek and switch media (default: everyone may).")
+    var managed = false
+
+    @Flag(name: .long, help: ArgumentHelp("With --host: everyone may play, pause, seek and switch media (the default).", visibility: .hidden))
     var unmanaged = false
 
     @Option(name: .long, help: ArgumentHelp(
@@ -189,6 +192,7 @@ struct CowatchDaemonCommand: AsyncParsableCommand {
         flags.waitTimeout = waitTimeout
         flags.openTimeout = openTimeout
         flags.seekTimeout = seekTimeout
+        flags.managed = managed ? true : nil
         flags.unmanaged = unmanaged ? true : nil
         flags.tlsCert = tlsCert
         flags.tlsKey = tlsKey

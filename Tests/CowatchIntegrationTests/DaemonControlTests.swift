@@ -261,6 +261,8 @@ struct DaemonControlTests {
             (["--player-nice", "25"], [:], "player-nice"),
             (["--player-realtime", "0"], [:], "player-realtime"),
             ([], ["COWATCH_PLAYER_NICE": "high"], "player-nice"),
+            (["--join", "127.0.0.1:9", "--managed"], [:], "managed"),
+            (["--host", "7433", "--managed", "--unmanaged"], [:], "contradict"),
         ] as [([String], [String: String], String)])
     func badConfiguration(arguments: [String], environment: [String: String], mentions: String) throws {
         let daemon = try DaemonProcess(

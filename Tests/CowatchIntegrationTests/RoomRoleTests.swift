@@ -4,14 +4,15 @@ import CowatchTestSupport
 import Foundation
 import Testing
 
-/// Roles with real processes: `cowatchd --host` makes a managed room owned by the host; members
+/// Roles with real processes: `cowatchd --host --managed` makes a managed room owned by the host; members
 /// watch, the owner names operators (`op`), owners and operators remove people (`kick`).
 @Suite("Managed rooms and roles", .serialized)
 struct RoomRoleTests {
     /// alice hosts (owner), bob and cat join as members; everyone plays.
     func hostedRoom(_ room: String) throws -> DaemonRoom {
         let viewers = try DaemonRoom(media: try TestMedia.audioVideo(), room: room, venue: .hostedByFirst)
-        for name in ["alice", "bob", "cat"] { try viewers.add(name) }
+        // Hosted rooms let everyone control playback unless the host says --managed.
+        for name in ["alice", "bob", "cat"] { try viewers.add(name, arguments: name == "alice" ? ["--managed"] : []) }
         try viewers.waitJoined(0, participants: 3)
         try viewers.clients[0].request(.play)
         for client in viewers.clients { _ = try client.waitForStatus(timeout: 5) { !$0.paused && ($0.position ?? 0) > 0.3 } }

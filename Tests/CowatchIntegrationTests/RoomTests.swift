@@ -181,10 +181,10 @@ struct RoomTests {
         #expect(try room.clients[1].request(.getParticipants).arrayValue?.count == 2)
     }
 
-    @Test("cowatchd --host --unmanaged embeds the server; a second daemon joins it and may play; leaving is announced")
+    @Test("cowatchd --host embeds the server; a second daemon joins it and may play (everyone may, by default); leaving is announced")
     func embeddedServer() throws {
         let room = try DaemonRoom(media: try TestMedia.audioVideo(), room: "movie-night", venue: .hostedByFirst)
-        try room.add("alice", arguments: ["--unmanaged"], waitJoined: false)
+        try room.add("alice", waitJoined: false)
         try room.add("bob", waitJoined: false)
         let (aliceClient, aliceEvents, bobClient) = (room.clients[0], room.listeners[0], room.clients[1])
         try? room.waitForParticipants(2, timeout: 15)

@@ -538,8 +538,24 @@ actor RoomSession {
     func showOnScreen(_ text: String, milliseconds: Int = 4000) {
         guard configuration.osd else { return }
         let shown = osd.push(text, seconds: Double(milliseconds) / 1000, now: monotonicNow())
-        // show-text expands ${…}; text from others is shown as written ("$$" is a literal "$").
-        try? player.command(["show-text", OSDText.escaped(shown.text), String(shown.milliseconds)])
+        // Shown as sent: mpv expands ${…} in commands given as strings, never in an argument list.
+        try? player.command(["show-text", shown.text, String(shown.milliseconds)])
+        // A paused player may have dropped that redraw (see `OSDStack.redraw`): draw once more.
+        let generation = osd.generation
+        Task { [weak self] in
+            try? await Task.sleep(for: .milliseconds(Self.osdRedrawDelayMilliseconds))
+            await self?.redrawOSDIfPaused(generation)
+        }
+    }
+
+    /// Long enough for the video output to finish the frame it was drawing when the text came.
+    static let osdRedrawDelayMilliseconds = 150
+
+    private func redrawOSDIfPaused(_ generation: Int) {
+        guard osd.generation == generation, (try? player.getFlag("pause")) == true,
+            let again = osd.redraw(now: monotonicNow())
+        else { return }
+        try? player.command(["show-text", again.text, String(again.milliseconds)])
     }
 
     /// A request of ours the server did not carry out (`not-permitted`, `rate-limited`,

@@ -8,6 +8,8 @@ public final class DaemonProcess {
     public let controlPath: String
     public let process = Process()
     public let stderrPath: String
+    /// Its standard output (empty unless mpv's terminal output is turned on with `--mpv terminal=yes`).
+    public let stdoutPath: String
     public let directory: String
     /// mpv's own JSON IPC socket inside this daemon's player: the observer reads the player's clock
     /// here, past cowatchd, so measured skew never depends on the daemon's own bookkeeping.
@@ -26,8 +28,10 @@ public final class DaemonProcess {
         self.directory = directory ?? Self.makeDirectory()
         controlPath = self.directory + "/\(name).sock"
         stderrPath = self.directory + "/\(name).stderr"
+        stdoutPath = self.directory + "/\(name).stdout"
         mpvSocket = self.directory + "/\(name).mpv.sock"
         _ = FileManager.default.createFile(atPath: stderrPath, contents: nil)
+        _ = FileManager.default.createFile(atPath: stdoutPath, contents: nil)
         let program = try Binaries.path("cowatchd")
         process.executableURL = URL(fileURLWithPath: launcher.first ?? program)
         process.arguments = (launcher.isEmpty ? [] : Array(launcher.dropFirst()) + [program]) +
@@ -41,7 +45,7 @@ public final class DaemonProcess {
         environment.merge(extraEnvironment) { _, new in new }
         process.environment = environment
         process.standardError = FileHandle(forWritingAtPath: stderrPath)
-        process.standardOutput = FileHandle.nullDevice
+        process.standardOutput = FileHandle(forWritingAtPath: stdoutPath)
         try process.run()
         if waitUntilReady { try awaitReady() }
     }

@@ -299,4 +299,18 @@ struct OSDStackTests {
         let long = stack.push("kicked", seconds: 10, now: 6)
         #expect(long.milliseconds == 10_000)
     }
+
+    @Test("a redraw repeats the live lines with a trailing space, for what is left; stale once another line comes")
+    func redraw() {
+        var stack = OSDStack(capacity: 4, lifetime: 4)
+        #expect(stack.redraw(now: 0) == nil)
+        _ = stack.push("alice paused at 0:00:42", now: 0)
+        let generation = stack.generation
+        let again = stack.redraw(now: 0.15)
+        #expect(again?.text == "alice paused at 0:00:42 ")
+        #expect(again?.milliseconds == 3850)
+        _ = stack.push("bob joined", now: 0.1)
+        #expect(stack.generation != generation)
+        #expect(stack.redraw(now: 5) == nil)
+    }
 }

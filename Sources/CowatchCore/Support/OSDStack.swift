@@ -11,6 +11,8 @@ public struct OSDStack: Sendable {
     /// Seconds each line stays.
     public var lifetime: Double
     private var lines: [(text: String, until: Double)] = []
+    /// Counts pushes: a redraw planned for one push is stale once another came.
+    public private(set) var generation = 0
 
     public init(capacity: Int = 4, lifetime: Double = 4) {
         self.capacity = capacity
@@ -20,11 +22,25 @@ public struct OSDStack: Sendable {
     /// Adds a line shown for `seconds` (default `lifetime`); returns what to show and for how
     /// many milliseconds.
     public mutating func push(_ text: String, seconds: Double? = nil, now: Double) -> (text: String, milliseconds: Int) {
+        generation += 1
         lines.removeAll { $0.until <= now }
         lines.append((text, now + (seconds ?? lifetime)))
         if lines.count > capacity { lines.removeFirst(lines.count - capacity) }
         let until = lines.map(\.until).max() ?? now
         return (lines.map(\.text).joined(separator: "\n"), max(1, Int(((until - now) * 1000).rounded())))
+    }
+
+    /// What to show again at `now` to make the player draw the OSD once more, and for how many
+    /// milliseconds; nil when nothing is live. The text ends in a space so that it differs from
+    /// what was shown: mpv ignores a `show-text` equal to the message on screen.
+    ///
+    /// Why: mpv 0.35 drops a redraw request that arrives while its video output draws a frame
+    /// (fixed in 0.36). A paused player draws nothing more, so a notice sent right after our own
+    /// pause stayed invisible in the pauser's window until the mouse moved.
+    public func redraw(now: Double) -> (text: String, milliseconds: Int)? {
+        let live = lines.filter { $0.until > now }
+        guard let until = live.map(\.until).max() else { return nil }
+        return (live.map(\.text).joined(separator: "\n") + " ", max(1, Int(((until - now) * 1000).rounded())))
     }
 
     /// The lines still live at `now`, oldest first.

@@ -23,6 +23,11 @@ public enum Daemon {
         } catch {
             throw CowatchError(.invalidConfiguration, "libmpv refused to start: \(error)")
         }
+        do {
+            try ChatInputScript.load(into: player, environment: ProcessInfo.processInfo.environment)
+        } catch {
+            logger.warning("no chat key in the player window: \(error.message) (cowatch chat still works)")
+        }
         WindowBindings.install(on: player)
         let hub = EventHub()
         let controller = PlayerController(player: player, configuration: configuration, events: hub, logger: logger)

@@ -1,8 +1,8 @@
 import CowatchMpv
 
 /// Keys the daemon adds to the mpv window, and the `script-message`s behind them:
-/// - `c` opens mpv's console with `script-message cowatch-chat ` typed: write, press Enter, and
-///   the line goes to the room's chat;
+/// - `c` opens the chat line (`ChatInputScript`): write, press Enter, and the line goes to the
+///   room's chat; Esc closes it;
 /// - `Alt+o` shows the room line (who is here, who is not ready, whom the group waits for).
 ///
 /// The section is mpv's "default" kind, so a person's own input.conf wins; they can bind any
@@ -16,11 +16,11 @@ enum WindowBindings {
 
     /// The bindings in input.conf's syntax.
     static let bindings = """
-        c script-message-to console type "script-message \(chatMessage) "
+        c script-message \(ChatInputScript.openMessage)
         Alt+o script-message \(roomMessage)
         """
 
-    /// Adds and enables the section. A player without the commands (or without a console)
+    /// Adds and enables the section. A player without the commands (or without the chat script)
     /// keeps working: the script messages still reach us from input.conf.
     static func install(on player: any MediaPlayer) {
         try? player.command(["define-section", section, bindings, "default"])

@@ -41,6 +41,7 @@ enum ChatInputScript {
         local utils = require 'mp.utils'
 
         local line = nil  -- the text being typed; nil while closed
+        local opening, closing = false, false
         local overlay = mp.create_osd_overlay('ass-events')
         local keys = {'cowatch-chat-type', 'cowatch-chat-bs', 'cowatch-chat-enter', 'cowatch-chat-kp-enter', 'cowatch-chat-esc'}
 
@@ -63,7 +64,7 @@ enum ChatInputScript {
             line = nil
             for _, name in ipairs(keys) do mp.remove_key_binding(name) end
             overlay:remove()
-            report('closed')
+            closing = true  -- reported once the bindings are gone (see the idle handler)
         end
 
         local function submit()
@@ -73,13 +74,13 @@ enum ChatInputScript {
         end
 
         local function typed(event)
-            if event.event == 'up' or not event.key_text or #line >= 1000 then return end
+            if not line or event.event == 'up' or not event.key_text or #line >= 1000 then return end
             line = line .. event.key_text
             render()
         end
 
         local function backspace()
-            local cut = #line
+            local cut = line and #line or 0
             if cut == 0 then return end
             -- Back over UTF-8 continuation bytes to the start of the last character.
             while cut > 1 and line:byte(cut) >= 0x80 and line:byte(cut) < 0xC0 do cut = cut - 1 end
@@ -95,7 +96,15 @@ enum ChatInputScript {
             mp.add_forced_key_binding('ENTER', 'cowatch-chat-enter', submit)
             mp.add_forced_key_binding('KP_ENTER', 'cowatch-chat-kp-enter', submit)
             mp.add_forced_key_binding('ESC', 'cowatch-chat-esc', close)
-            render()
+            opening = true
+        end)
+        -- mp.defaults applies added and removed bindings when the script goes idle: the state is
+        -- reported after that, so whoever reads "open" knows the keys are ours, and "closed"
+        -- that they are the player's again.
+        mp.register_idle(function()
+            if opening and line then render() end
+            if closing and not line then report('closed') end
+            opening, closing = false, false
         end)
         report('closed')
         """#

@@ -63,6 +63,8 @@ public enum Daemon {
             var services: [ServiceGroupConfiguration.ServiceConfiguration] = []
             if var room = configuration.room {
                 if let port = room.hostPort {
+                    // Before our session tries to join a server that is someone else's.
+                    try ListenError.ensureFree(host: room.hostAddress ?? "0.0.0.0", port: port)
                     // The embedded room server starts first so our own session can join it.
                     var policy = RoomSequencer.Configuration()
                     policy.playWhenReady = room.playWhenReady

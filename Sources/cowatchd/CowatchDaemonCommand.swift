@@ -152,6 +152,51 @@ struct CowatchDaemonCommand: AsyncParsableCommand {
         "Seconds a seek or group action may take to be confirmed (default: 5).", valueName: "SECONDS"))
     var seekTimeout: Double?
 
+    /// Parses as ArgumentParser does, after refusing an unknown option with "did you mean …?"
+    /// (and `--room-secret` with where a secret goes): ArgumentParser would otherwise take its
+    /// value for the media and complain about that instead.
+    static func main() async {
+        if let hint = unknownOptionHint(Array(CommandLine.arguments.dropFirst())) {
+            FileHandle.standardError.write(Data("cowatchd: \(hint)\n".utf8))
+            Self.exit(withError: ExitCode(2))
+        }
+        do {
+            var command = try parseAsRoot()
+            if var daemon = command as? CowatchDaemonCommand {
+                try await daemon.run()
+            } else {
+                try command.run()
+            }
+        } catch {
+            Self.exit(withError: error)
+        }
+    }
+
+    /// The first long option in `arguments` (before `--`) that `--help` does not list, and the
+    /// option meant; nil when all are known.
+    static func unknownOptionHint(_ arguments: [String]) -> String? {
+        var known: Set<String> = []
+        var rest = Substring(helpMessage())
+        while let dash = rest.range(of: "--") {
+            let name = rest[dash.lowerBound...].prefix { $0 == "-" || $0.isLetter || $0.isNumber }
+            if name.count > 2 { known.insert(String(name)) }
+            rest = rest[dash.upperBound...]
+        }
+        for argument in arguments {
+            if argument == "--" { return nil }
+            guard argument.hasPrefix("--") else { continue }
+            let option = String(argument.prefix { $0 != "=" })
+            guard !known.contains(option) else { continue }
+            if option == "--room-secret" {
+                return "unknown option --room-secret: a secret never goes on a command line (every local user sees it "
+                    + "in ps); put it in a file (mode 600) and give --room-secret-file PATH, or set COWATCH_ROOM_SECRET"
+            }
+            let meant = Suggestion.closest(to: option, among: known.sorted()).map { " — did you mean \($0)?" } ?? ""
+            return "unknown option \(option)\(meant) (cowatchd --help lists them)"
+        }
+        return nil
+    }
+
     mutating func validate() throws {
         if let positionalMedia, let media, positionalMedia != media {
             throw ValidationError("give the media once: either \(positionalMedia) or --media \(media)")

@@ -44,6 +44,9 @@ public struct CowatchError: Error, Sendable, Hashable, CustomStringConvertible {
         public static let severalDaemons = Code(rawValue: "several-daemons")
         /// Another daemon already serves this control socket.
         public static let alreadyRunning = Code(rawValue: "already-running")
+        /// The port a room server was to listen on is taken (another `cowatchd --host` or
+        /// `cowatch-server`, or any other program).
+        public static let addressInUse = Code(rawValue: "address-in-use")
         /// The media could not be opened.
         public static let mediaUnavailable = Code(rawValue: "media-unavailable")
         /// A configuration value (flag, environment, file) is invalid.

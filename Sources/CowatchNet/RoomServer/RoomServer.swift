@@ -75,7 +75,7 @@ public struct RoomServer: Service {
                     }
                 }
         } catch {
-            throw CowatchError(.ioError, "cannot listen on \(host):\(port): \(error)")
+            throw ListenError.describe(error, host: host, port: port)
         }
         let boundPort = server.channel.localAddress?.port ?? port
         logger.debug("room server listening", metadata: ["cowatch.room.address": "\(host):\(boundPort)"])

@@ -1,0 +1,38 @@
+import CowatchClient
+import CowatchCore
+import CowatchTestSupport
+import Foundation
+import Testing
+
+/// The usual mistakes of a first evening, each answered with one clear line.
+@Suite("First-evening mistakes", .serialized)
+struct EveningMistakesTests {
+    @Test("a second host on a taken port: one line naming the port, before any attempt to join the other server")
+    func portInUse() throws {
+        let media = try TestMedia.audioVideo()
+        let port = freeLoopbackPort()
+        let first = try DaemonProcess(name: "first", media: media, extraArguments: ["--host", "127.0.0.1:\(port)"])
+        defer { first.terminate() }
+        let second = try DaemonProcess(
+            name: "second", media: media, extraArguments: ["--host", "127.0.0.1:\(port)"], waitUntilReady: false)
+        #expect(second.waitForExit(timeout: 20) == 1)
+        let lines = second.stderr.split(separator: "\n")
+        #expect(lines.count == 1, "\(second.stderr)")
+        #expect(second.stderr.contains("port \(port) is already in use — another cowatchd --host or cowatch-server?"), "\(second.stderr)")
+    }
+
+    @Test(
+        "a misspelt option gets the one meant; a secret on the command line is refused with where it goes",
+        arguments: [
+            (["--hots", "7433"], "did you mean --host?"),
+            (["--room-secret-fil", "x"], "did you mean --room-secret-file?"),
+            (["--room-secret", "hunter2"], "--room-secret-file PATH, or set COWATCH_ROOM_SECRET"),
+        ])
+    func optionSuggestions(arguments: [String], mentions: String) throws {
+        let daemon = try DaemonProcess(
+            name: "typo", media: try TestMedia.audioVideo(), extraArguments: arguments, waitUntilReady: false)
+        #expect(daemon.waitForExit(timeout: 20) == 2)
+        #expect(daemon.stderr.split(separator: "\n").count == 1 && daemon.stderr.contains(mentions), "\(daemon.stderr)")
+        #expect(!daemon.stderr.contains("hunter2"))
+    }
+}

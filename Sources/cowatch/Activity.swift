@@ -48,6 +48,28 @@ struct Open: PlaybackCommand {
     @Option(help: ArgumentHelp("A URL for participants who cannot open the first one.", valueName: "URL"))
     var fallback: String?
 
+    /// The reply is the status when the switch was accepted, before anyone loaded the new media:
+    /// its title, position and duration are still the old media's. So say what is being opened.
+    func run() throws {
+        let command = try command()
+        let data = try connection.send(command)
+        if connection.json {
+            printJSON(data)
+            return
+        }
+        guard case .open(let open) = command else { return }
+        if let room = data["room"]?.objectValue {
+            // The room's activity is the new one once the server accepted it; its title is the
+            // one everyone sees (given with --title, else the media's file name).
+            let activity = room["activity"]
+            let title = activity?["url"]?.stringValue == open.url ? activity?["title"]?.stringValue : nil
+            let named = (title ?? open.title).map { "\($0) (\(open.url))" } ?? open.url
+            print("opening \(named) for everyone; the group starts together once all have it")
+        } else {
+            print("opening \(open.url)")
+        }
+    }
+
     func command() throws -> ControlCommand {
         // A relative path means "here": every daemon resolves paths on its own machine, from its
         // own working directory, so send it absolute.

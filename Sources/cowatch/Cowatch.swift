@@ -26,8 +26,17 @@ struct Cowatch: ParsableCommand {
         do {
             command = try parseAsRoot(arguments)
         } catch {
-            // A command's own option before the command: say where it goes.
             let names = configuration.subcommands.map { $0._commandName }
+            // A misspelt command (`cowatch paus`): the parser only says "Unexpected argument".
+            if let typed = arguments.first, !typed.hasPrefix("-"), !names.contains(typed), typed != "help" {
+                let near = CommandSuggestion.nearest(typed, among: names)
+                let advice = near.isEmpty
+                    ? "; cowatch --help lists the commands"
+                    : " — did you mean \(near.joined(separator: " or "))?"
+                FileHandle.standardError.write(Data("cowatch: unknown command \(typed.prefix(40))\(advice)\n".utf8))
+                Foundation.exit(exitCode(for: error).rawValue)
+            }
+            // A command's own option before the command: say where it goes.
             if let hint = ArgumentOrder.hint(arguments, subcommands: names) {
                 FileHandle.standardError.write(Data("\(fullMessage(for: error))\n\(hint)\n".utf8))
                 Foundation.exit(exitCode(for: error).rawValue)
@@ -90,6 +99,27 @@ struct Seek: PlaybackCommand {
     // Here rather than only in run(): the parser then shows seek's own usage under the message.
     func validate() throws { _ = try command() }
 
+    /// In a room the group holds, paused, until every player has landed, then resumes together:
+    /// the status in the reply is that instant's ("paused"), not where playback is going. So
+    /// when the player was playing, say that it is seeking and will resume.
+    func run() throws {
+        let command = try command()
+        if connection.json {
+            printJSON(try connection.send(command))
+            return
+        }
+        let before = (try? connection.send(.getStatus)).flatMap { PlayerStatus(json: $0) }
+        let data = try connection.send(command)
+        guard let status = PlayerStatus(json: data) else { return }
+        let wasPlaying = before.map { !$0.paused && !$0.eof } ?? false
+        if wasPlaying, status.paused, status.extra["room"]?["session"] == "joined" {
+            let target = status.position.map { MediaTime.format($0) } ?? "the new position"
+            print(Describe.status(status, state: "seeking to \(target); the group resumes together"))
+        } else {
+            print(Describe.status(status))
+        }
+    }
+
     func command() throws -> ControlCommand {
         let forms = "90, 1:30, 1:02:03, +10 or -5"
         guard time.count == 1 else {
@@ -144,7 +174,7 @@ struct Participants: ParsableCommand {
         for entry in data.arrayValue ?? [] {
             let name = entry["name"]?.stringValue ?? "?"
             let state = entry["state"]?.stringValue ?? "?"
-            let drift = entry["drift"]?.numberValue.map { "drift \(Describe.milliseconds($0))" } ?? "drift ?"
+            let drift = Describe.participantDrift(entry["drift"])
             let rtt = entry["rtt"]?.numberValue.map { "rtt \(Describe.milliseconds($0))" } ?? "rtt ?"
             let me = entry["you"]?.boolValue == true ? " (you)" : ""
             var flags: [String] = []

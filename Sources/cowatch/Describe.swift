@@ -2,13 +2,15 @@ import CowatchCore
 
 /// Human sentences for statuses and events.
 enum Describe {
-    static func status(_ status: PlayerStatus) -> String {
+    /// `state`, when given, replaces the line "paused at 0:01:30 / 1:30:00, speed 1.00×" (a
+    /// status caught mid-seek says where playback is going instead).
+    static func status(_ status: PlayerStatus, state stateLine: String? = nil) -> String {
         let state = status.eof ? "at the end" : (status.paused ? "paused" : "playing")
         let position = status.position.map { MediaTime.format($0) } ?? "--:--"
         let duration = status.duration.map { MediaTime.format($0) } ?? "--:--"
         var lines = [
             "\(status.name): \(status.title ?? status.media)",
-            "  \(state) at \(position) / \(duration), speed \(rate(status.speed))",
+            "  " + (stateLine ?? "\(state) at \(position) / \(duration), speed \(rate(status.speed))"),
             "  media: \(status.media)",
         ]
         if let room = status.extra["room"]?.objectValue {
@@ -95,6 +97,15 @@ enum Describe {
         default:
             return "\(event.name): \(JSONValue.object(event.fields).jsonString)"
         }
+    }
+
+    /// A participant's drift in `cowatch participants`: null (nothing measured yet: the daemon
+    /// reports none before its player has reached the group's place) is "not measured yet".
+    static func participantDrift(_ value: JSONValue?) -> String {
+        guard let drift = value?.numberValue, drift.isFinite else {
+            return "drift not measured yet"
+        }
+        return "drift \(milliseconds(drift))"
     }
 
     static func rate(_ speed: Double) -> String {

@@ -13,7 +13,9 @@ struct Chat: ParsableCommand {
 
     func run() throws {
         guard words.isEmpty else {
-            _ = try connection.send(.chat(words.joined(separator: " ")))
+            let line = words.joined(separator: " ")
+            _ = try connection.send(.chat(line))
+            if !connection.json { print("sent to the room: \(line)") }
             return
         }
         let data = try connection.send(.getChat)
@@ -45,8 +47,35 @@ struct Send: ParsableCommand {
     @Flag(help: "Best effort: no acknowledgement, may be dropped under load.")
     var unreliable = false
 
+    // Here rather than only in run(): the parser then shows send's own usage under the message.
+    func validate() throws { _ = try payloadValue() }
+
+    /// The payload as JSON; a bare word is sent as a string. A payload that starts like an object
+    /// or an array is meant as JSON: a mistake in it is refused rather than sent as a string.
+    func payloadValue() throws -> JSONValue {
+        if let value = try? JSONValue.parse(Array(payload.utf8)) { return value }
+        let start = payload.drop { $0.isWhitespace }.first
+        guard start == "{" || start == "[" else { return .string(payload) }
+        let quoted = "'" + JSONValue.string(payload).jsonString.replacingOccurrences(of: "'", with: #"'\''"#) + "'"
+        throw ValidationError(
+            "the payload \(payload.prefix(60)) is not valid JSON (invalid-json)\(Self.problem(payload)); "
+                + "to send it as a string, quote it as one: cowatch send \(topic) \(quoted)")
+    }
+
+    /// What the JSON parser says is wrong, as ": …", when it says more than "not valid JSON".
+    private static func problem(_ text: String) -> String {
+        do {
+            _ = try JSONSerialization.jsonObject(with: Data(text.utf8), options: .fragmentsAllowed)
+            return ""
+        } catch {
+            var detail = (error as NSError).userInfo[NSDebugDescriptionErrorKey] as? String ?? ""
+            while detail.hasSuffix(".") { detail.removeLast() }
+            return detail.isEmpty ? "" : ": " + detail.lowercased().prefix(1) + detail.dropFirst().prefix(120)
+        }
+    }
+
     func run() throws {
-        let value = (try? JSONValue.parse(Array(payload.utf8))) ?? .string(payload)
+        let value = try payloadValue()
         let request = try ControlCommand(arguments: [
             "send_message", .string(topic), value,
             recipients.isEmpty ? "all" : .array(recipients.map(JSONValue.string)),

@@ -177,6 +177,12 @@ public struct RoomCoordinator: Sendable {
     private var readySentSeq: Int?
     private var lastReportAt: Double = -.infinity
 
+    /// Takes a session token kept from an earlier run (`SessionTokenFile`), unless we hold one
+    /// already: the next hello presents it, so the server gives back our name and role.
+    public mutating func adoptToken(_ saved: String) {
+        if token == nil { token = saved }
+    }
+
     /// - Parameter token: a session token to start with (the host of an embedded server gets one
     ///   from it, to own its room).
     public init(
@@ -565,7 +571,10 @@ public struct RoomCoordinator: Sendable {
         // Drift is what playing players measure; a paused one shows a whole frame, up to a
         // frame off the group's instant, and that is no drift to report ("drift 21 ms" before
         // anything plays).
-        lastError = expected.playing ? error : nil
+        // An error past the seek threshold is not drift either: it is the place a joiner (or a
+        // player after a seek) has not reached yet, and the seek below removes it ("drift
+        // -134227 ms" right after a join).
+        lastError = expected.playing && abs(error) <= drift.configuration.seekThreshold ? error : nil
         if !expected.playing {
             if !sample.paused { actions.append(.player(.setPaused(true))) }
             if abs(sample.speed - ruling.rate) > 1e-9 { actions.append(.player(.setSpeed(ruling.rate))) }

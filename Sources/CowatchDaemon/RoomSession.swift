@@ -335,6 +335,7 @@ actor RoomSession {
         endedBy = nil
         lastHeardAt = monotonicNow()
         connectedAt = lastHeardAt
+        adoptKeptToken(fingerprint: fingerprint)
         perform(coordinator.connected(now: monotonicNow(), fingerprint: fingerprint))
         // Two loops; whichever ends first (the link drops, the server refuses, or we leave) ends both.
         try await withThrowingTaskGroup(of: Void.self) { group in
@@ -460,6 +461,7 @@ actor RoomSession {
                 showRefusal(error)
             case .joined(let welcome):
                 machine.welcomed()
+                keepToken(fingerprint: linkFingerprint)
                 // The server sends the room's attachments again after each welcome.
                 journal.attachments = []
                 lastRefusal = nil

@@ -71,6 +71,16 @@ public enum Daemon {
                     policy.waitTimeout = room.waitTimeout
                     let hosting = try HostedServerFiles(
                         environment: ProcessInfo.processInfo.environment, tls: room.tls, certificate: room.certificate)
+                    // Our room's record follows the secret we run with now (and says when it changed).
+                    switch try hosting.state.claimHostedRoom(room.room, secret: room.secret) {
+                    case .unchanged: break
+                    case .secretChanged:
+                        logger.warning("room \(room.room) has a new secret: invites with the old one no longer work; send the new invite")
+                    case .secretAdded:
+                        logger.warning("room \(room.room) now needs a secret: send the new invite")
+                    case .secretRemoved:
+                        logger.warning("room \(room.room) no longer needs a secret: anyone who reaches this server may join")
+                    }
                     // We join our own server: we know its key, so we pin it.
                     room.fingerprint = hosting.identity?.fingerprint
                     // Everyone controls playback; under --managed only the owner (this daemon,

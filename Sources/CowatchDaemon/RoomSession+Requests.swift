@@ -100,11 +100,20 @@ extension RoomSession {
         } else if machine.state == .joined {
             return
         }
-        try await waitForSession(timeout: timeout) { (state: SessionState) throws(CowatchError) -> Bool in
-            if state == .joined { return true }
-            // Out again, not by a dropped link (that retries by itself): the server refused us.
-            if let reason = state.reason, reason != .serverGone, let refusal = lastRefusal { throw refusal }
-            return false
+        do throws(CowatchError) {
+            try await waitForSession(timeout: timeout) { (state: SessionState) throws(CowatchError) -> Bool in
+                if state == .joined { return true }
+                // Out again, not by a dropped link (that retries by itself): the server refused us.
+                if let reason = state.reason, reason != .serverGone, let refusal = lastRefusal { throw refusal }
+                return false
+            }
+        } catch {
+            // Still trying, because the server keeps refusing for now (`server-busy`: an address
+            // locked out, a cap): say what it said, not that it did not answer.
+            if error.code == .timeout, !isJoined, let refusal = lastRefusal {
+                throw CowatchError(refusal.code, "\(refusal.message) (still trying)")
+            }
+            throw error
         }
     }
 

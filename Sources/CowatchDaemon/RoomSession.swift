@@ -266,6 +266,9 @@ actor RoomSession {
         } catch {
             // Busy (caps, a room that opens when its host is in): try again with the backoff.
             if let failure = lastFailure, failure.code != .serverBusy, failure.code != .serverFull { return .refused(failure) }
+            // The server's own words (an address locked out after a flood, …) are what `join`
+            // answers when it gives up waiting, never a bare timeout.
+            if let failure = lastFailure, !isJoined { lastRefusal = failure }
             if !isJoined { reportConnectFailure(error) }
             logger.debug("room connection ended", metadata: ["cowatch.room.error": "\(error)"])
             return .lost

@@ -189,14 +189,23 @@ struct GroupSessionMachineTests {
         #expect(machine.state == .joined)
     }
 
-    @Test("a wrong secret on a reconnect still stops the daemon", arguments: [CowatchError.Code.authFailed, .unsupportedVersion])
+    @Test("a refusal on a reconnect (a changed secret) leaves the daemon up, out of the room; join then says to restart it", arguments: [CowatchError.Code.authFailed, .unsupportedVersion])
     func authFailedOnReconnect(code: CowatchError.Code) {
         var machine = joined()
         _ = machine.connectionEnded(.lost, now: 0)
         _ = machine.connecting()
         let error = CowatchError(code, "no")
-        #expect(machine.connectionEnded(.refused(error), now: 1) == .stop(error))
+        #expect(machine.connectionEnded(.refused(error), now: 1) == .stayOut)
+        #expect(machine.state == .invalidated(.refused(code)))
         #expect(throws: CowatchError(.notInRoom, "")) { try machine.join(now: 2) }
+    }
+
+    @Test("a refusal on the first join stops the daemon with the server's message")
+    func refusedFirstJoin() {
+        var machine = GroupSessionMachine(configuration: .init())
+        _ = machine.connecting()
+        let error = CowatchError(.authFailed, "wrong secret")
+        #expect(machine.connectionEnded(.refused(error), now: 1) == .stop(error))
     }
 
     @Test("kicked: removed(kicked), the daemon stays up and may try to join again")

@@ -85,7 +85,7 @@ struct RoomAuthTests {
         #expect(!handshake(&mallory, &server, id: 3, now: 2).contains { if case .joined = $0 { true } else { false } })
         #expect(!server.tick(now: 2.5).contains(.close(3)))  // the refusal is held back a second
         let refusal = server.tick(now: 3)
-        #expect(refusal.contains(.send(3, .error(code: "auth-failed", message: "wrong secret for room r"))))
+        #expect(refusal.contains(.send(3, .error(code: "auth-failed", message: "wrong secret for room r (if its host changed it, ask for the new invite)"))))
         #expect(refusal.contains(.close(3)))
 
         var nobody = RoomCoordinator(name: "nobody", room: "r", activity: Activity(url: "a.mkv"))

@@ -74,22 +74,83 @@ struct ServerAdmissionTests {
         do { let result = admission.allowStall(from: 1, now: 20.01); #expect(result) }
     }
 
-    @Test("a wrong secret is answered late, and an address that keeps guessing is locked out")
+    /// The messages of refusals (`CowatchError`'s == compares codes only).
+    func refusalMessages(_ expiries: [ServerAdmission.Expiry]) -> [String] {
+        expiries.map { if case .refuse(_, let error) = $0 { error.message } else { "" } }
+    }
+
+    @Test("a wrong secret is answered late; five in a minute lock out that name in that room from that address, saying so")
     func authFailures() {
         var admission = ServerAdmission()
         let wrong = CowatchError(.authFailed, "wrong secret")
         for id in 1...5 {
-            #expect(admission.connected(id, address: "guesser", now: Double(id)) == nil)
-            admission.authFailed(id, error: wrong, now: Double(id))
+            #expect(admission.connected(id, address: "home", now: Double(id)) == nil)
+            admission.authFailed(id, room: "r", name: "eve", error: wrong, now: Double(id))
             #expect(admission.isRefused(id))
             #expect(admission.tick(now: Double(id) + 0.5).isEmpty)
-            #expect(admission.tick(now: Double(id) + 1) == [.refuse(id, wrong)])
+            let refusal = admission.tick(now: Double(id) + 1)
+            #expect(refusal == [.refuse(id, wrong)])
+            if id == 5 {
+                // The fifth refusal says what now holds.
+                #expect(refusalMessages(refusal) == ["wrong secret; too many wrong secrets for eve in room r from this address; try again in 60 s"])
+            }
             admission.disconnected(id)
         }
-        // Five failures within a minute: locked out for a while, others are not.
-        do { let result = admission.connected(6, address: "guesser", now: 7); #expect(result?.code == .serverBusy) }
-        do { let result = admission.connected(7, address: "friend", now: 7); #expect(result == nil) }
-        do { let result = admission.connected(8, address: "guesser", now: 5 + 301); #expect(result == nil) }
+        // The address itself is not locked: eve may connect, but may not try the secret as eve there.
+        #expect(admission.connected(6, address: "home", now: 7) == nil)
+        let lockout = admission.authLockout(of: 6, room: "r", name: "eve", now: 7)
+        #expect(lockout?.code == .authFailed)
+        #expect(lockout?.message == "too many wrong secrets for eve in room r from this address; try again in 58 s")
+        // Not in another room, nor from another address.
+        #expect(admission.authLockout(of: 6, room: "q", name: "eve", now: 7) == nil)
+        #expect(admission.connected(7, address: "elsewhere", now: 7) == nil)
+        #expect(admission.authLockout(of: 7, room: "r", name: "eve", now: 7) == nil)
+        // Over after `authLockout`, and counted afresh: one more wrong secret does not lock again.
+        #expect(admission.authLockout(of: 6, room: "r", name: "eve", now: 65) == nil)
+        admission.authFailed(6, room: "r", name: "eve", error: wrong, now: 66)
+        #expect(admission.authLockout(of: 6, room: "r", name: "eve", now: 67) == nil)
+    }
+
+    @Test("a household behind one address: one person's wrong secrets lock out nobody else there")
+    func authFailuresHousehold() {
+        var admission = ServerAdmission()
+        let wrong = CowatchError(.authFailed, "wrong secret")
+        // eve mistypes five times; bob and cat (same NAT) twice each.
+        for (id, name) in zip(1..., Array(repeating: "eve", count: 5) + ["bob", "bob", "cat", "cat"]) {
+            #expect(admission.connected(id, address: "home", now: Double(id)) == nil)
+            admission.authFailed(id, room: "r", name: name, error: wrong, now: Double(id))
+            _ = admission.tick(now: Double(id) + 1)
+            admission.disconnected(id)
+        }
+        #expect(admission.authLockout(of: 0, room: "r", name: "eve", now: 11) == nil)  // no such connection
+        for (id, name) in [(20, "fay"), (21, "bob"), (22, "cat")] {
+            #expect(admission.connected(id, address: "home", now: 11) == nil, "\(name)")
+            #expect(admission.authLockout(of: id, room: "r", name: name, now: 11) == nil, "\(name)")
+        }
+        #expect(admission.authLockout(of: 20, room: "r", name: "eve", now: 11)?.code == .authFailed)
+    }
+
+    @Test("a guesser cycling names is stopped at a flood of failures: then the whole address waits")
+    func authFailureFlood() {
+        var admission = ServerAdmission()
+        let limit = admission.configuration.maxAuthFailuresPerAddress
+        #expect(limit >= 20)  // sized for households: several people mistyping never reach it
+        let wrong = CowatchError(.authFailed, "wrong secret")
+        for attempt in 0..<limit {
+            let now = Double(attempt)
+            #expect(admission.connected(attempt + 1, address: "guesser", now: now) == nil, "attempt \(attempt)")
+            admission.authFailed(attempt + 1, room: "r", name: "n\(attempt)", error: wrong, now: now)
+            _ = admission.tick(now: now + 1)
+            admission.disconnected(attempt + 1)
+        }
+        let last = Double(limit - 1)
+        let locked = admission.connected(100, address: "guesser", now: last + 1)
+        #expect(locked?.code == .serverBusy)
+        #expect(locked?.message.contains("too many wrong room secrets from guesser") == true, "\(String(describing: locked))")
+        #expect(admission.connected(101, address: "friend", now: last + 1) == nil)
+        let lockout = admission.configuration.addressAuthLockout
+        #expect(admission.connected(102, address: "guesser", now: last + lockout - 1)?.code == .serverBusy)
+        #expect(admission.connected(103, address: "guesser", now: last + lockout + 1) == nil)
     }
 }
 

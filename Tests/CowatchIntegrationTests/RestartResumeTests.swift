@@ -58,4 +58,38 @@ struct RestartResumeTests {
         #expect(stranger.waitForExit(timeout: 20) == 1)
         #expect(stranger.stderr.contains("name-taken"), "\(stranger.stderr)")
     }
+
+    @Test("a host restarted with a new secret keeps its room (and says so); a friend with the old invite is refused mid-film and keeps playing")
+    func hostChangesSecret() throws {
+        let media = try TestMedia.audioVideo()
+        let directory = DaemonProcess.makeDirectory()
+        let oldSecret = try writeSecretFile("orange juice 42", in: directory, name: "old.secret")
+        let newSecret = try writeSecretFile("grapefruit 1977", in: directory, name: "new.secret")
+        let room = try DaemonRoom(media: media, room: "movie", venue: .hostedByFirst, listeners: false)
+        try room.add("hana", arguments: ["--room-secret-file", oldSecret], waitJoined: false)
+        try room.waitForParticipants(1)
+        let invite = try #require(try room.clients[0].request(.getInvite(host: nil))["invite"]?.stringValue)
+        try room.add("finn", arguments: ["--join", invite], roomFlags: false, waitJoined: false)
+        try room.waitForParticipants(2)
+        try room.clients[0].request(.play)
+        _ = try room.clients[1].waitForStatus(timeout: 5) { !$0.paused }
+
+        let host = room.daemons[0]
+        #expect(host.terminate() == 0)
+        let again = try restart(
+            host, media: media,
+            arguments: ["--host", room.address, "--room", "movie", "--no-osd", "--room-secret-file", newSecret])
+        defer { again.terminate() }
+        #expect(try role(again) == "owner", "\(again.stderr)")
+        #expect(again.stderr.contains("room movie has a new secret: invites with the old one no longer work"), "\(again.stderr)")
+
+        // finn's daemon reconnects with the old secret: refused, told why, still running, player open.
+        let finn = room.clients[1]
+        let out = try finn.waitForStatus(timeout: 30) { $0.extra["room"]?["reason"] == "auth-failed" }
+        #expect(out.extra["room"]?["session"] == "invalidated", "\(out.extra)")
+        #expect(room.daemons[1].process.isRunning)
+        #expect(room.daemons[1].stderr.contains("ask for the new invite"), "\(room.daemons[1].stderr)")
+        #expect(try finn.status().duration != nil)
+    }
 }
+

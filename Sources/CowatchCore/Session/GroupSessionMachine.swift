@@ -110,7 +110,9 @@ public struct GroupSessionMachine: Sendable {
         case .refused(let error):
             if SessionEndReason.fatalCodes.contains(error.code) {
                 state = .invalidated(.refused(error.code))
-                return mayRetry(error.code) ? .stayOut : .stop(error)
+                // Mid-film a refusal never closes the player: out of the room, still playing.
+                // Only the first join's refusal stops the daemon, with the server's message.
+                return hasJoined ? .stayOut : .stop(error)
             }
             state = .invalidated(.removed(error.code))
             return .stayOut

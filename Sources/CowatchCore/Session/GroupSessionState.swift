@@ -35,7 +35,8 @@ public enum SessionEndReason: Sendable, Hashable {
         }
     }
 
-    /// Refusals that retrying cannot fix: the daemon stops with the server's message.
+    /// Refusals that retrying cannot fix: on the first join the daemon stops with the server's
+    /// message; after it has been in the room it stays up, out of the room, player open.
     public static let fatalCodes: Set<CowatchError.Code> = [
         .nameTaken, .unsupportedVersion, .authFailed, .roomFull, .certificateMismatch, .unsafePath, .invalidInvite,
     ]

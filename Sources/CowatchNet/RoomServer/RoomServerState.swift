@@ -72,6 +72,49 @@ public struct RoomServerState: Sendable {
         try write(Data(JSONValue.object(["rooms": .object(rooms)]).encoded()), to: roomsPath)
     }
 
+    /// What `claimHostedRoom` changed in the host's own room's record.
+    public enum HostedRoomClaim: Sendable, Equatable {
+        /// No record yet, or it already matches the host's secret (or lack of one).
+        case unchanged
+        /// The host's secret differs from the one the room was guarded with: the new one replaces it.
+        case secretChanged
+        /// The room had no secret; now it has the host's.
+        case secretAdded
+        /// The room had a secret; the host now runs it without one.
+        case secretRemoved
+    }
+
+    /// The hosting daemon owns its room's record: before its server starts, the record's
+    /// verifier is made to match the secret the host runs with now (a fresh salt for a new
+    /// secret), so a host that changed its secret is not refused by its own server, and old
+    /// invites stop working. Roles are kept.
+    ///
+    /// Threading: blocking file I/O; any thread. Errors: the state files' (`invalid-configuration`,
+    /// `io-error`), or `invalid-configuration` for a secret that cannot be derived.
+    public func claimHostedRoom(_ room: String, secret: RoomSecretValue?) throws(CowatchError) -> HostedRoomClaim {
+        var records = try loadRecords()
+        guard var record = records[room] else { return .unchanged }
+        let claim: HostedRoomClaim
+        switch (record.verifier, secret) {
+        case (nil, nil):
+            return .unchanged
+        case (.some, nil):
+            record.verifier = nil
+            claim = .secretRemoved
+        case (nil, .some(let secret)):
+            record.verifier = try RoomSecret.verifier(secret: secret.text)
+            claim = .secretAdded
+        case (.some(let stored), .some(let secret)):
+            let derived = try RoomSecret.verifier(secret: secret.text, salt: stored.salt)
+            guard !RoomSecret.matches(derived.key, stored.key) else { return .unchanged }
+            record.verifier = try RoomSecret.verifier(secret: secret.text)
+            claim = .secretChanged
+        }
+        records[room] = record
+        try saveRecords(records)
+        return claim
+    }
+
     /// Creates the directory (0700, refused if unsafe) if needed and writes `data` atomically, mode 0600.
     private func write(_ data: Data, to path: String) throws(CowatchError) {
         // systemd's StateDirectory= with DynamicUser= is a symlink to /var/lib/private/…: follow it.

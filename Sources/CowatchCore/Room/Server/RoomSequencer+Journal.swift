@@ -20,13 +20,18 @@ extension RoomSequencer {
         guard configuration.journal.enabled else {
             return refuse(id, CowatchError(.unsupported, "this server keeps no attachments (--no-attachments)"), now: now)
         }
+        if let lockout = admission.authLockout(of: id, room: request.room, name: request.name, now: now) {
+            return refuse(id, lockout, now: now)
+        }
         guard tokens.verify(request.token, room: request.room, name: request.name),
             let member = rooms[request.room]?.playback.member(named: request.name), let membership = joined[member],
             RoomSecret.matches(membership.token, request.token)
         else {
-            // Counted like a wrong room secret: answered late, and an address that keeps
-            // guessing tokens is locked out.
-            admission.authFailed(id, error: CowatchError(.authFailed, "a transfer needs the session token of a participant in the room"), now: now)
+            // Counted like a wrong room secret: answered late, and a name that keeps guessing
+            // tokens from one address is locked out (a whole address only when it floods).
+            admission.authFailed(
+                id, room: request.room, name: request.name,
+                error: CowatchError(.authFailed, "a transfer needs the session token of a participant in the room"), now: now)
             return []
         }
         guard membership.features.contains(WireFeature.journal) else {

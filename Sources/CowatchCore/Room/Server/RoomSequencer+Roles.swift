@@ -8,6 +8,8 @@ extension RoomSequencer {
         chatHistory[roomName] = nil
         endedRooms[roomName] = (name, now + configuration.endedRoomMemory)
         records[roomName] = nil
+        // A new evening starts afresh: nobody is held back by a kick from the one that ended.
+        kicked[roomName] = nil
         var outputs: [Output] = []
         for member in room.playback.memberIDs {
             joined[member] = nil
@@ -47,7 +49,8 @@ extension RoomSequencer {
         return room.playback.broadcast(.notice(notice)).map(Self.output) + [.saveRecords]
     }
 
-    /// Owners and operators: removes `name` and keeps its name and address out for `kickCooldown`.
+    /// Owners and operators: removes `name` and keeps its session token and its name out for
+    /// `kickCooldown` — not its address, which a household or a dormitory shares.
     /// Only the owner may remove an operator; nobody removes the owner.
     mutating func kick(_ name: String, by id: ConnectionID, _ membership: Joined, now: Double) -> [Output] {
         guard let room = rooms[membership.room] else { return [] }
@@ -62,10 +65,10 @@ extension RoomSequencer {
         }
         let until = now + configuration.kickCooldown
         kicked[membership.room, default: [:]]["name:" + name] = until
-        if let address = admission.address(of: target) { kicked[membership.room, default: [:]]["address:" + address] = until }
+        if let token = joined[target]?.token { kicked[membership.room, default: [:]]["token:" + SessionTokens.id(of: token)] = until }
         records[membership.room]?.operators[name] = nil
         var outputs: [Output] = [
-            .send(target, .error(code: CowatchError.Code.kicked.rawValue, message: "\(membership.name) removed you from room \(membership.room)"))
+            .send(target, .error(code: CowatchError.Code.kicked.rawValue, message: "\(membership.name) removed you from room \(membership.room); you may join again in \(Int(configuration.kickCooldown.rounded(.up))) s"))
         ]
         admission.disconnected(target)
         if let gone = joined.removeValue(forKey: target) {

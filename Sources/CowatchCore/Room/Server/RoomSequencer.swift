@@ -24,8 +24,9 @@ public struct RoomSequencer: Sendable {
         /// Seconds a room that emptied (or that a restarted server found on disk) keeps its secret
         /// and roles: only someone with its secret can bring it back. Default 600 s.
         public var dormantRoomMemory: Double = 600
-        /// Seconds a participant removed with `kick` (its name and its address) stays out of that
-        /// room. Default 300 s.
+        /// Seconds a participant removed with `kick` (its session token, and its name) stays out
+        /// of that room; never its address, which others may share. `end` lets everyone back in.
+        /// Default 300 s.
         public var kickCooldown: Double = 300
         /// The server's certificate fingerprint as clients see it (`sha256:…`), bound into the
         /// secret's proofs; empty without TLS.
@@ -176,7 +177,7 @@ public struct RoomSequencer: Sendable {
     public internal(set) var records: [String: RoomRecord] = [:]
     /// Recently ended rooms: who ended them, and until when that is remembered.
     var endedRooms: [String: (by: String, until: Double)] = [:]
-    /// Kicked names and addresses per room, until when.
+    /// Kicked names (`name:`) and session tokens (`token:` and its id) per room, until when.
     var kicked: [String: [String: Double]] = [:]
     /// Each room's recent chat lines, for late joiners (gone with the room).
     var chatHistory: [String: [ChatLine]] = [:]
@@ -312,8 +313,24 @@ public struct RoomSequencer: Sendable {
         return rooms[room] == nil ? .new : .open
     }
 
-    private func isKicked(_ keys: [String], from room: String, now: Double) -> Double? {
-        keys.compactMap { kicked[room]?[$0] }.filter { $0 > now }.max()
+    /// Why a kick keeps this hello out, if it does. A kick holds the removed participant's
+    /// session token and its name for `kickCooldown`, never its address (a household's or a
+    /// dormitory's NAT): the removed one hears it was removed; anyone else under that name only
+    /// that the name is kept out; other names from the same address get in.
+    private func kickRefusal(_ hello: ClientMessage.Hello, now: Double) -> CowatchError? {
+        guard let kicks = kicked[hello.room] else { return nil }
+        func wait(_ key: String) -> Int? {
+            kicks[key].flatMap { $0 > now ? Int(($0 - now).rounded(.up)) : nil }
+        }
+        if let tokenID = provenTokenID(hello), let seconds = wait("token:" + tokenID) {
+            return CowatchError(.kicked, "you were removed from room \(hello.room); try again in \(seconds) s")
+        }
+        if let seconds = wait("name:" + hello.name) {
+            return CowatchError(
+                .nameTaken,
+                "the name \(hello.name) was removed from room \(hello.room) and is kept out for \(seconds) s more; join under another name")
+        }
+        return nil
     }
 
     private mutating func greet(_ id: ConnectionID, _ hello: ClientMessage.Hello, now: Double) -> [Output] {
@@ -330,13 +347,8 @@ public struct RoomSequencer: Sendable {
         guard hello.nonce.utf8.count == 64 else {
             return refuse(id, CowatchError(.protocolViolation, "hello needs a nonce"), now: now)
         }
-        let address = admission.address(of: id) ?? ""
-        // A kick keeps the name and its address out; the room's owner and operators, proven by
-        // their tokens, are not held back by an address they share (loopback, a home's NAT).
-        let trusted = records[hello.room]?.role(of: hello.name, tokenID: provenTokenID(hello)) != nil
-        let kickKeys = ["name:" + hello.name] + (trusted ? [] : ["address:" + address])
-        if let until = isKicked(kickKeys, from: hello.room, now: now) {
-            return refuse(id, CowatchError(.kicked, "you were removed from room \(hello.room); try again in \(Int((until - now).rounded(.up))) s"), now: now)
+        if let refusal = kickRefusal(hello, now: now) {
+            return refuse(id, refusal, now: now)
         }
         endedRooms = endedRooms.filter { $0.value.until > now }
         if rooms[hello.room] == nil, hello.resume != nil, let ended = endedRooms[hello.room] {
@@ -350,6 +362,10 @@ public struct RoomSequencer: Sendable {
         }
         let nonce = RoomSecret.nonce()
         let guarded = access(to: hello.room)
+        if case .secret = guarded, let lockout = admission.authLockout(of: id, room: hello.room, name: hello.name, now: now) {
+            // This name got the secret wrong too often from this address: said at once (it tries nothing).
+            return refuse(id, lockout, now: now)
+        }
         handshakes[id] = Handshake(hello: hello, nonce: nonce, access: guarded)
         let features = offeredFeatures(hello)
         return [.send(id, .challenge(.init(protocolVersion: common.upperBound, features: features, nonce: nonce, access: guarded)))]
@@ -387,6 +403,9 @@ public struct RoomSequencer: Sendable {
         var verifier: RoomVerifier?
         switch current {
         case .secret:
+            if let lockout = admission.authLockout(of: id, room: hello.room, name: hello.name, now: now) {
+                return refuse(id, lockout, now: now)
+            }
             verifier = records[hello.room]?.verifier
             guard let verifier, let proof = auth.proof,
                 RoomSecret.matches(proof, RoomSecret.proof(
@@ -394,10 +413,10 @@ public struct RoomSequencer: Sendable {
                     serverNonce: handshake.nonce, fingerprint: configuration.certificateFingerprint))
             else {
                 handshakes[id] = nil
-                admission.authFailed(id, error: CowatchError(
+                admission.authFailed(id, room: hello.room, name: hello.name, error: CowatchError(
                     .authFailed, auth.proof == nil
                         ? "room \(hello.room) needs its secret (--room-secret-file, or the invite link)"
-                        : "wrong secret for room \(hello.room)"), now: now)
+                        : "wrong secret for room \(hello.room) (if its host changed it, ask for the new invite)"), now: now)
                 return []
             }
         case .open:

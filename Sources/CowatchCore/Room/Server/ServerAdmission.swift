@@ -1,8 +1,12 @@
 /// Who may talk to the room server at all, and how much: connection caps, the hello deadline,
 /// budgets per connection, and what one address has earned (cool-downs after flooding, slower
-/// answers after wrong secrets).
+/// answers after wrong secrets, a lockout of the one name that keeps getting its secret wrong).
 ///
-/// It knows nothing of rooms: `RoomSequencer` asks it before acting and tells it what happened.
+/// Many people may share one address (a household's or a dormitory's NAT): what one of them
+/// does never locks out the others, short of a flood.
+///
+/// It knows nothing of rooms beyond the names it is told: `RoomSequencer` asks it before acting
+/// and tells it what happened.
 /// A pure state machine; time is a parameter. Threading: a value type; one owner.
 public struct ServerAdmission: Sendable {
     public struct Configuration: Sendable, Equatable {
@@ -42,12 +46,20 @@ public struct ServerAdmission: Sendable {
         public var messageRate: Double = 32
         public var messageByteBurst: Double = 2 * 1_048_576
         public var messageByteRate: Double = 1_048_576
-        /// Wrong secrets: the refusal waits this long, and after `maxAuthFailures` within
-        /// `authFailureWindow` seconds an address is refused outright for `authLockout` seconds.
+        /// Wrong secrets (and wrong transfer tokens): the refusal waits `authFailureDelay`. After
+        /// `maxAuthFailures` within `authFailureWindow` seconds for one name in one room from one
+        /// address, that name is refused there from there (`auth-failed`, saying so) for
+        /// `authLockout` seconds: a friend who keeps mistyping locks out only themself, never the
+        /// others behind the same address (a household's NAT). Only a flood of failures from one
+        /// address, `maxAuthFailuresPerAddress` within the window whatever the names (a guesser
+        /// cycling names), refuses the whole address for `addressAuthLockout` seconds.
+        /// Defaults 1 s; 5 a minute → 60 s; 30 a minute → 300 s.
         public var authFailureDelay: Double = 1
         public var maxAuthFailures = 5
         public var authFailureWindow: Double = 60
-        public var authLockout: Double = 300
+        public var authLockout: Double = 60
+        public var maxAuthFailuresPerAddress = 30
+        public var addressAuthLockout: Double = 300
 
         public init() {}
     }
@@ -91,9 +103,23 @@ public struct ServerAdmission: Sendable {
         var authFailures: [Double] = []
     }
 
+    /// Who failed to prove a secret: one name in one room, from one address.
+    struct Claimant: Hashable {
+        var address: String
+        var room: String
+        var name: String
+    }
+
+    struct ClaimantRecord {
+        var failures: [Double] = []
+        var lockedUntil = -Double.infinity
+    }
+
     public let configuration: Configuration
     private var connections: [ConnectionID: Connection] = [:]
     private var addresses: [String: AddressRecord] = [:]
+    /// Wrong secrets per name, room and address (see `authFailed`).
+    private var claimants: [Claimant: ClaimantRecord] = [:]
     private var pending = 0
     /// Connections by deadline. Deadlines only move later (a message, the join) except for a
     /// held-back refusal, which is pushed; `tick` re-pushes an entry that turns out early.
@@ -220,20 +246,49 @@ public struct ServerAdmission: Sendable {
         addresses[address] = record
     }
 
-    /// A wrong secret from `id`: its refusal is held back `authFailureDelay`, and an address
-    /// that keeps failing is locked out.
-    public mutating func authFailed(_ id: ConnectionID, error: CowatchError, now: Double) {
+    /// A wrong secret (or transfer token) from `id`, which claimed `name` in `room`: its refusal
+    /// is held back `authFailureDelay`. A name that keeps failing from one address is locked
+    /// out there (`authLockout`; this refusal says so), never the others at that address; only
+    /// an address that floods failures (`maxAuthFailuresPerAddress`) is locked out whole.
+    public mutating func authFailed(_ id: ConnectionID, room: String, name: String, error: CowatchError, now: Double) {
         guard var connection = connections[id] else { return }
+        let window = configuration.authFailureWindow
         var record = addresses[connection.address] ?? AddressRecord()
-        record.authFailures = record.authFailures.filter { now - $0 < configuration.authFailureWindow } + [now]
+        record.authFailures = record.authFailures.filter { now - $0 < window } + [now]
         addresses[connection.address] = record
-        if record.authFailures.count >= configuration.maxAuthFailures {
-            ban(connection.address, for: configuration.authLockout, reason: "too many wrong room secrets from \(connection.address)", now: now)
+        if record.authFailures.count >= configuration.maxAuthFailuresPerAddress {
+            ban(
+                connection.address, for: configuration.addressAuthLockout,
+                reason: "too many wrong room secrets from \(connection.address) (\(record.authFailures.count) within \(Int(window)) s)",
+                now: now)
         }
-        connection.refusal = (now + configuration.authFailureDelay, error)
+        let claimant = Claimant(address: connection.address, room: room, name: name)
+        var claim = claimants[claimant] ?? ClaimantRecord()
+        claim.failures = claim.failures.filter { now - $0 < window } + [now]
+        var refusal = error
+        if claim.failures.count >= configuration.maxAuthFailures {
+            claim.lockedUntil = max(claim.lockedUntil, now + configuration.authLockout)
+            claim.failures = []  // counted afresh once the lockout is over
+            refusal = CowatchError(error.code, "\(error.message); \(Self.lockoutMessage(claimant, wait: claim.lockedUntil - now))")
+        }
+        claimants[claimant] = claim
+        connection.refusal = (now + configuration.authFailureDelay, refusal)
         connection.deadline = .infinity
         connections[id] = connection
         deadlines.push(now + configuration.authFailureDelay, id)
+    }
+
+    /// Why `name` may not try a secret for `room` from `id`'s address now (it failed too
+    /// often from there: `auth-failed`, saying so), or nil. Others at that address may.
+    public func authLockout(of id: ConnectionID, room: String, name: String, now: Double) -> CowatchError? {
+        guard let address = connections[id]?.address else { return nil }
+        let claimant = Claimant(address: address, room: room, name: name)
+        guard let until = claimants[claimant]?.lockedUntil, until > now else { return nil }
+        return CowatchError(.authFailed, Self.lockoutMessage(claimant, wait: until - now))
+    }
+
+    private static func lockoutMessage(_ claimant: Claimant, wait: Double) -> String {
+        "too many wrong secrets for \(claimant.name) in room \(claimant.room) from this address; try again in \(Int(wait.rounded(.up))) s"
     }
 
     /// True while a held-back refusal waits: the connection must not be served meanwhile.
@@ -286,6 +341,9 @@ public struct ServerAdmission: Sendable {
             addresses = addresses.filter { entry in
                 entry.value.connections > 0 || entry.value.bannedUntil > now
                     || entry.value.authFailures.contains { now - $0 < configuration.authFailureWindow }
+            }
+            claimants = claimants.filter { entry in
+                entry.value.lockedUntil > now || entry.value.failures.contains { now - $0 < configuration.authFailureWindow }
             }
         }
         // Distinct: a connection may have had several entries.

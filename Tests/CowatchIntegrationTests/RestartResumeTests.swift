@@ -91,5 +91,26 @@ struct RestartResumeTests {
         #expect(room.daemons[1].stderr.contains("ask for the new invite"), "\(room.daemons[1].stderr)")
         #expect(try finn.status().duration != nil)
     }
+
+    @Test("a host restarted mid-film carries on where the group is, playing, not from 0:00 paused")
+    func hostRestartKeepsPlace() throws {
+        let media = try TestMedia.audioVideo()
+        let room = try DaemonRoom(media: media, room: "series", venue: .hostedByFirst)
+        try room.add("alice")
+        try room.add("bob")
+        try room.waitJoined(0, participants: 2)
+        try room.clients[0].request(.play)
+        _ = try room.clients[1].waitForStatus(timeout: 10) { !$0.paused && ($0.position ?? 0) > 4 }
+
+        let host = room.daemons[0]
+        #expect(host.terminate() == 0)
+        let again = try restart(host, media: media, arguments: ["--host", room.address, "--room", "series", "--no-osd"])
+        defer { again.terminate() }
+        #expect(try role(again) == "owner", "\(again.stderr)")
+        let alice = try again.client().waitForStatus(timeout: 10) { !$0.paused && ($0.position ?? 0) > 4 }
+        let bob = try room.clients[1].status()
+        #expect(!bob.paused && (bob.position ?? 0) > 4, "bob: \(bob)")
+        #expect(abs((alice.position ?? 0) - (bob.position ?? 0)) < 1.5, "alice \(String(describing: alice.position)), bob \(String(describing: bob.position))")
+    }
 }
 

@@ -1,4 +1,5 @@
 import CowatchCore
+import Foundation
 import Logging
 import NIOCore
 import NIOPosix
@@ -86,7 +87,7 @@ public struct RoomServer: Service {
         var records: [String: RoomSequencer.RoomRecord] = [:]
         if let state {
             configuration.tokenKey = try state.tokenKey()
-            records = try state.loadRecords()
+            records = try state.loadRecords(now: monotonicSeconds(), wallNow: Date().timeIntervalSince1970)
         }
         let sequencer = RoomSequencer(configuration: configuration, records: records, now: monotonicSeconds())
         // Attachments live with their rooms: a fresh store each run.
@@ -235,7 +236,8 @@ actor RoomHub {
     /// The server is shutting down (see `isStopping`).
     func stopping() {
         isStopping = true
-        if recordsChanged { saveRecords() }
+        // Where each group is, for the next run.
+        if state != nil { saveRecords() }
     }
 
     private func acknowledge(_ acks: [(RoomSequencer.ConnectionID, ServerMessage)]) {
@@ -334,7 +336,9 @@ actor RoomHub {
         recordsChanged = false
         guard let state else { return }
         do {
-            try state.saveRecords(sequencer.records)
+            let now = monotonicSeconds()
+            try state.saveRecords(sequencer.recordsForSaving(now: now), now: now, wallNow: Date().timeIntervalSince1970)
+            sequencer.markTimelinesSaved()
         } catch {
             logger.warning("cannot save the rooms", metadata: ["cowatch.room.error": "\(error)"])
         }
@@ -351,7 +355,8 @@ actor RoomHub {
             let lateness = tickAt - now - wait
             if let action = realtimeGuard?.woke(lateness: lateness, at: tickAt) { await apply(action, lateness: lateness) }
             perform(sequencer.tick(now: tickAt))
-            if recordsChanged, tickAt >= nextSave {
+            // Roles and secrets change the records; a moving timeline is saved once a second too.
+            if recordsChanged || sequencer.timelinesChanged, tickAt >= nextSave {
                 nextSave = tickAt + 1
                 saveRecords()
             }

@@ -35,8 +35,9 @@ public struct RoomServerState: Sendable {
         return key
     }
 
-    /// The rooms saved by the last run (empty when none).
-    public func loadRecords() throws(CowatchError) -> [String: RoomSequencer.RoomRecord] {
+    /// The rooms saved by the last run (empty when none). A kept timeline's instant is put on
+    /// the caller's clock: `now` on it is `wallNow` (seconds since 1970) on the file's.
+    public func loadRecords(now: Double = 0, wallNow: Double = 0) throws(CowatchError) -> [String: RoomSequencer.RoomRecord] {
         guard let data = FileManager.default.contents(atPath: roomsPath) else { return [:] }
         guard let value = try? JSONValue.parse(Array(data)), let rooms = value["rooms"]?.objectValue else {
             throw CowatchError(.invalidConfiguration, "\(roomsPath) is not a room list; remove it to start afresh")
@@ -49,6 +50,14 @@ public struct RoomServerState: Sendable {
             }
             record.owner = entry["owner"]?.stringValue
             record.ownerToken = entry["owner_token"]?.stringValue
+            if let kept = entry["timeline"], let url = kept["url"]?.stringValue, let position = kept["position"]?.numberValue,
+                let playing = kept["playing"]?.boolValue, let rate = kept["rate"]?.numberValue, let wall = kept["wall"]?.numberValue,
+                position.isFinite, position >= 0, rate.isFinite, rate > 0, wall.isFinite
+            {
+                record.timeline = RoomSequencer.KeptTimeline(
+                    url: url, title: kept["title"]?.stringValue, position: position, playing: playing, rate: rate,
+                    at: now - (wallNow - wall))
+            }
             for (name, token) in entry["operators"]?.objectValue ?? [:] {
                 if let token = token.stringValue { record.operators[name] = token }
             }
@@ -57,7 +66,9 @@ public struct RoomServerState: Sendable {
         return records
     }
 
-    public func saveRecords(_ records: [String: RoomSequencer.RoomRecord]) throws(CowatchError) {
+    /// Writes the records; a kept timeline's instant `now` on the caller's clock is written as
+    /// `wallNow` (seconds since 1970), so the next run can tell how long ago it was.
+    public func saveRecords(_ records: [String: RoomSequencer.RoomRecord], now: Double = 0, wallNow: Double = 0) throws(CowatchError) {
         var rooms: [String: JSONValue] = [:]
         for (name, record) in records {
             var entry: [String: JSONValue] = ["operators": .object(record.operators.mapValues(JSONValue.string))]
@@ -67,6 +78,12 @@ public struct RoomServerState: Sendable {
             }
             if let owner = record.owner { entry["owner"] = .string(owner) }
             if let ownerToken = record.ownerToken { entry["owner_token"] = .string(ownerToken) }
+            if let kept = record.timeline {
+                entry["timeline"] = [
+                    "url": .string(kept.url), "title": kept.title.map(JSONValue.string) ?? .null, "position": .number(kept.position),
+                    "playing": .bool(kept.playing), "rate": .number(kept.rate), "wall": .number(wallNow - (now - kept.at)),
+                ]
+            }
             rooms[name] = .object(entry)
         }
         try write(Data(JSONValue.object(["rooms": .object(rooms)]).encoded()), to: roomsPath)

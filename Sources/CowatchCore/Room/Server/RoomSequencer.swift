@@ -98,8 +98,38 @@ public struct RoomSequencer: Sendable {
     /// Roles belong to tokens, not to names: the owner's and each operator's name is held by the
     /// id of the session token it had when it got the role, and only that token gives the role
     /// (and the name) back. Nobody else may take those names.
+    /// Where a room's group was, kept with its record so that a restarted server (or host)
+    /// carries on from there: the position at `at` (the sequencer's clock), playing or not, at
+    /// `rate`, for the activity named by `url` and `title`.
+    public struct KeptTimeline: Sendable, Equatable {
+        public var url: String
+        public var title: String?
+        public var position: Double
+        public var playing: Bool
+        public var rate: Double
+        public var at: Double
+
+        public init(url: String, title: String?, position: Double, playing: Bool, rate: Double, at: Double) {
+            self.url = url
+            self.title = title
+            self.position = position
+            self.playing = playing
+            self.rate = rate
+            self.at = at
+        }
+
+        /// The group's timeline now, if `activity` is the same one (same URL or same title).
+        func resumed(for activity: Activity?, now: Double) -> GroupTimeline? {
+            guard let activity, activity.url == url || (title != nil && activity.title == title) else { return nil }
+            let position = playing ? self.position + max(0, now - at) * rate : self.position
+            return GroupTimeline(seq: 0, position: position, reference: now, rate: rate, playing: playing)
+        }
+    }
+
     public struct RoomRecord: Sendable, Equatable {
         public var verifier: RoomVerifier?
+        /// Where the group was when the record was last saved (or the room fell asleep).
+        public var timeline: KeptTimeline?
         public var owner: String?
         /// The id (`SessionTokens.id(of:)`) of the owner's token.
         public var ownerToken: String?
@@ -112,9 +142,10 @@ public struct RoomSequencer: Sendable {
 
         public init(
             verifier: RoomVerifier? = nil, owner: String? = nil, ownerToken: String? = nil, operators: [String: String] = [:],
-            dormantSince: Double? = nil, creatorAddress: String? = nil
+            dormantSince: Double? = nil, creatorAddress: String? = nil, timeline: KeptTimeline? = nil
         ) {
             self.verifier = verifier
+            self.timeline = timeline
             self.owner = owner
             self.ownerToken = ownerToken
             self.operators = operators
@@ -124,7 +155,7 @@ public struct RoomSequencer: Sendable {
 
         /// What goes to disk (the rest is this run's).
         public var persisted: RoomRecord {
-            RoomRecord(verifier: verifier, owner: owner, ownerToken: ownerToken, operators: operators)
+            RoomRecord(verifier: verifier, owner: owner, ownerToken: ownerToken, operators: operators, timeline: timeline)
         }
 
         /// The role `tokenID` holds under `name`, if any.
@@ -206,8 +237,36 @@ public struct RoomSequencer: Sendable {
         self.nextDormantExpiry = self.records.values.compactMap(\.dormantSince).min().map { $0 + configuration.dormantRoomMemory } ?? .infinity
     }
 
+    /// The records to write to disk at `now`: each live room's with where its group is.
+    public func recordsForSaving(now: Double) -> [String: RoomRecord] {
+        var result = records
+        for (name, room) in rooms {
+            result[name]?.timeline = Self.kept(room.playback, now: now)
+        }
+        return result
+    }
+
+    /// Whether a room's timeline moved since `markTimelinesSaved` (so its record is worth saving).
+    public private(set) var timelinesChanged = false
+
+    public mutating func markTimelinesSaved() {
+        timelinesChanged = false
+    }
+
+    static func kept(_ playback: RoomPlayback, now: Double) -> KeptTimeline {
+        let timeline = playback.timeline
+        return KeptTimeline(
+            url: playback.activity.url, title: playback.activity.title, position: timeline.position(at: now),
+            playing: timeline.playing, rate: timeline.rate, at: now)
+    }
+
     /// Writes a room back, and schedules its next deadline when that moved.
     mutating func store(_ room: HostedRoom, as name: String) {
+        if rooms[name]?.playback.timeline.seq != room.playback.timeline.seq
+            || rooms[name]?.playback.activity != room.playback.activity
+        {
+            timelinesChanged = true
+        }
         rooms[name] = room
         let deadline = room.playback.nextDeadline()
         guard scheduledDeadline[name] != deadline else { return }
@@ -250,7 +309,12 @@ public struct RoomSequencer: Sendable {
         guard var room = rooms[membership.room] else { return [] }
         let outputs = room.playback.leave(id, now: now, notice: notice).map(Self.output)
         if room.playback.isEmpty {
-            // Empty: the room sleeps, keeping its secret and roles for a while.
+            // Empty: the room sleeps, keeping its secret, roles and place for a while.
+            // Everyone stopped watching: the room comes back paused where they left it.
+            var kept = Self.kept(room.playback, now: now)
+            kept.playing = false
+            records[membership.room]?.timeline = kept
+            timelinesChanged = true
             removeRoom(membership.room)
             chatHistory[membership.room] = nil
             noteDormant(membership.room, now: now)
@@ -498,11 +562,14 @@ public struct RoomSequencer: Sendable {
         records[hello.room] = record
 
         var room = rooms[hello.room] ?? {
-            // A room that restarts (the server lost it) carries on from where the group was, but
-            // only on the word of someone who was in it: the token proves that.
-            let start = provenID != nil ? hello.resume.map {
+            // A room that restarts (the server lost it) carries on from where the group was: on
+            // the word of someone who was in it (the token proves that) and may control playback,
+            // else from the place kept with its record; else from the start.
+            let mayControl = !configuration.playback.managed || role.isPrivileged
+            let told = provenID != nil && mayControl ? hello.resume.map {
                 GroupTimeline(seq: 0, position: $0.position, reference: now, rate: $0.rate, playing: $0.playing)
             } : nil
+            let start = told ?? record.timeline?.resumed(for: hello.activity, now: now)
             // The room's first media is each participant's own; a creator cannot pose it as a
             // switch (`id` > 0) made by someone else.
             var activity = hello.activity ?? Activity(url: "unknown")

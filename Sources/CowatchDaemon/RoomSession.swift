@@ -225,8 +225,9 @@ actor RoomSession {
                 if next == .stayOut { reportStayingOut(refusal) }
             }
             if machine.state.reason != .serverGone {
-                // A new session starts from the room's timeline, not from where this one was.
-                coordinator.reset()
+                // A new session starts from the room's timeline, not from where this one was; the
+                // player leaves any drift nudge behind.
+                perform(coordinator.reset(playerSpeed: try? player.getDouble("speed")))
             }
             publishSession()
             let gone = CowatchError(.notInRoom, "the room connection ended before the server answered")
@@ -471,11 +472,7 @@ actor RoomSession {
                 connectFailure = nil
                 publishSession()
                 logger.debug("joined room", metadata: ["cowatch.room.name": "\(welcome.room)"])
-                if room.hostPort != nil, !invitePrinted, isatty(STDOUT_FILENO) == 1, let invite = try? invite(host: nil) {
-                    // The host's own terminal (never the log): what friends paste.
-                    invitePrinted = true
-                    FileHandle.standardOutput.write(Data("cowatchd: invite friends: cowatchd --join '\(invite.text)' --media FILM\n".utf8))
-                }
+                announceInvite()
                 if room.secret != nil, welcome.proof == nil {
                     logger.warning("room \(welcome.room) has no secret: anyone who knows its name may join it")
                 }

@@ -29,7 +29,7 @@ struct Cowatch: ParsableCommand {
             let names = configuration.subcommands.map { $0._commandName }
             // A misspelt command (`cowatch paus`): the parser only says "Unexpected argument".
             if let typed = arguments.first, !typed.hasPrefix("-"), !names.contains(typed), typed != "help" {
-                let near = CommandSuggestion.nearest(typed, among: names)
+                let near = Suggestion.nearest(typed, among: names)
                 let advice = near.isEmpty
                     ? "; cowatch --help lists the commands"
                     : " — did you mean \(near.joined(separator: " or "))?"

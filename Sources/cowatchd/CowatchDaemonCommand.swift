@@ -40,7 +40,7 @@ struct CowatchDaemonCommand: AsyncParsableCommand {
         "A libmpv option set before initialisation, e.g. vo=null; repeatable, later ones win.", valueName: "KEY=VALUE"))
     var mpv: [String] = []
 
-    @Flag(name: .long, inversion: .prefixedNo, help: "Start paused (default: start playing).")
+    @Flag(name: .long, inversion: .prefixedNo, help: "Alone: start paused (default: start playing). In a room the group decides: a new room starts paused until someone plays.")
     var paused: Bool?
 
     @Flag(name: .long, inversion: .prefixedNo, help: "Show notices on mpv's OSD (default: on).")
@@ -152,20 +152,28 @@ struct CowatchDaemonCommand: AsyncParsableCommand {
         "Seconds a seek or group action may take to be confirmed (default: 5).", valueName: "SECONDS"))
     var seekTimeout: Double?
 
-    /// Parses as ArgumentParser does, after refusing an unknown option with "did you mean …?"
-    /// (and `--room-secret` with where a secret goes): ArgumentParser would otherwise take its
-    /// value for the media and complain about that instead.
+    /// Parses as ArgumentParser does; a command line it refuses that holds an unknown option gets
+    /// "did you mean …?" (and `--room-secret` where a secret goes) instead of its message.
     static func main() async {
-        if let hint = unknownOptionHint(Array(CommandLine.arguments.dropFirst())) {
-            FileHandle.standardError.write(Data("cowatchd: \(hint)\n".utf8))
-            Self.exit(withError: ExitCode(2))
+        let command: any ParsableCommand
+        do {
+            command = try parseAsRoot()
+        } catch {
+            // ArgumentParser may take an unknown option's value for the media and complain about
+            // that instead: name the option, and the one meant.
+            // (--help, --version and completion scripts come this way too, as a success.)
+            if exitCode(for: error) != .success, let hint = unknownOptionHint(Array(CommandLine.arguments.dropFirst())) {
+                FileHandle.standardError.write(Data("cowatchd: \(hint)\n".utf8))
+                Self.exit(withError: ExitCode(2))
+            }
+            Self.exit(withError: error)
         }
         do {
-            var command = try parseAsRoot()
             if var daemon = command as? CowatchDaemonCommand {
                 try await daemon.run()
             } else {
-                try command.run()
+                var other = command
+                try other.run()
             }
         } catch {
             Self.exit(withError: error)
@@ -176,7 +184,7 @@ struct CowatchDaemonCommand: AsyncParsableCommand {
     /// option meant; nil when all are known.
     static func unknownOptionHint(_ arguments: [String]) -> String? {
         var known: Set<String> = []
-        var rest = Substring(helpMessage())
+        var rest = Substring(helpMessage(includeHidden: true))
         while let dash = rest.range(of: "--") {
             let name = rest[dash.lowerBound...].prefix { $0 == "-" || $0.isLetter || $0.isNumber }
             if name.count > 2 { known.insert(String(name)) }

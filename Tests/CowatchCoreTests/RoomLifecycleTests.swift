@@ -221,8 +221,12 @@ struct RoomLifecycleTests: SequencerTesting {
         #expect(sequencer.received(.media(activity: 0, MediaInfo(duration: 75.2, size: 3_479_339, hash: "aa")), from: 3, now: 1).isEmpty)
         let outputs = sequencer.received(.media(activity: 0, MediaInfo(duration: 60, size: 2_000_000, hash: "bb")), from: 2, now: 1)
         let expected = Notice(
-            actor: "bob", action: .mismatch, others: ["alice"], detail: "duration 0:01:00 vs 0:01:15, size 2000000 vs 3479339 bytes")
+            actor: "bob", action: .mismatch, others: ["alice"], detail: "duration 0:01:00 vs 0:01:15, size 1.9 MiB vs 3.3 MiB")
         for id in 1...3 { #expect(notices(outputs, to: id) == [expected]) }
+        // Said once per pair: bob reporting again says nothing more.
+        #expect(sequencer.received(.media(activity: 0, MediaInfo(duration: 60, size: 2_000_000, hash: "bb")), from: 2, now: 1.5).isEmpty)
+        // Sizes that read the same rounded are told in bytes.
+        #expect(MediaInfo(size: 3_479_340).differences(from: MediaInfo(size: 3_479_339)) == ["size 3479340 bytes vs 3479339 bytes"])
         // A report for an activity the room has moved past is ignored.
         #expect(sequencer.received(.media(activity: 7, MediaInfo(duration: 1)), from: 3, now: 2).isEmpty)
     }

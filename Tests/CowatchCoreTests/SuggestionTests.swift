@@ -15,3 +15,14 @@ struct SuggestionTests {
         #expect(Suggestion.distance("", "abc") == 3)
     }
 }
+
+@Suite("Did you mean: commands")
+struct CommandSuggestionTests {
+    @Test("a swapped pair counts one edit; a prefix of one command names it; short words guess nothing")
+    func nearest() {
+        let commands = ["pause", "play", "participants", "seek", "status", "speed"]
+        #expect(Suggestion.nearest("apuse", among: commands) == ["pause"])
+        #expect(Suggestion.nearest("partic", among: commands) == ["participants"])
+        #expect(Suggestion.nearest("p", among: commands).isEmpty)
+    }
+}

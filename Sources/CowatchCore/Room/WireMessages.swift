@@ -356,13 +356,30 @@ public struct MediaInfo: Sendable, Hashable {
     public static let durationTolerance = 1.0
 
     /// How `self` differs from `other`, in words; empty when nothing comparable differs.
+    /// A file size in a person's units: MiB or GiB with one decimal, or bytes when the two
+    /// sizes would read the same rounded.
+    static func sizeText(_ bytes: Int, beside other: Int) -> String {
+        let units: [(String, Double)] = [("GiB", 1_073_741_824), ("MiB", 1_048_576), ("KiB", 1024)]
+        for (unit, scale) in units where Double(max(bytes, other)) >= scale {
+            func tenths(_ value: Int) -> String {
+                let count = Int((Double(value) / scale * 10).rounded())
+                return "\(count / 10).\(count % 10)"
+            }
+            let mine = tenths(bytes)
+            let theirs = tenths(other)
+            if mine != theirs { return "\(mine) \(unit)" }
+            break
+        }
+        return "\(bytes) bytes"
+    }
+
     public func differences(from other: MediaInfo) -> [String] {
         var found: [String] = []
         if let mine = duration, let theirs = other.duration, abs(mine - theirs) > Self.durationTolerance {
             found.append("duration \(MediaTime.format(mine)) vs \(MediaTime.format(theirs))")
         }
         if let mine = size, let theirs = other.size, mine != theirs {
-            found.append("size \(mine) vs \(theirs) bytes")
+            found.append("size \(Self.sizeText(mine, beside: theirs)) vs \(Self.sizeText(theirs, beside: mine))")
         } else if let mine = hash, let theirs = other.hash, mine != theirs {
             found.append("different content")
         }

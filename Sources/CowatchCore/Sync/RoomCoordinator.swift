@@ -458,7 +458,17 @@ public struct RoomCoordinator: Sendable {
     }
 
     /// After leaving or an end: forget the room, keep the activity and status for a later join.
-    public mutating func reset() {
+    /// A player left at a drift nudge's speed (0.989×) goes back to the group's rate: returns that
+    /// speed change when `playerSpeed` (the player's now) differs.
+    @discardableResult
+    public mutating func reset(playerSpeed: Double? = nil) -> [Action] {
+        let rate = timelines?.current.rate ?? 1
+        defer { resetState() }
+        guard let playerSpeed, abs(playerSpeed - rate) > 1e-9 else { return [] }
+        return [.player(.setSpeed(rate))]
+    }
+
+    private mutating func resetState() {
         timelines = nil
         lastResume = nil
         participants = []

@@ -39,7 +39,10 @@ public enum RoomConnection {
     ) async throws -> Result {
         let tls: PinnedTLS.Client?
         if case .tls(let expected, let knownHosts) = security {
-            tls = try PinnedTLS.Client(host: host, port: port, expected: expected, knownHosts: knownHosts)
+            tls = try PinnedTLS.Client(host: host, port: port, expected: expected, knownHosts: knownHosts) { key in
+                // Trust on first use is only as good as a person comparing the key, once.
+                logger.warning("first connection to \(host):\(port): its key \(key.text) is trusted from now on; compare it with the one its host sees")
+            }
         } else {
             tls = nil
         }

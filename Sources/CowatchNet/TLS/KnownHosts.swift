@@ -53,9 +53,11 @@ public struct KnownHosts: Sendable, Equatable {
     /// creating its directory (0700) if needed. Remembering the same fingerprint again does
     /// nothing; a different one throws `certificate-mismatch` (remove the line, or call `forget`,
     /// to accept a changed server).
-    public func remember(host: String, port: Int, fingerprint: CertificateFingerprint) throws(CowatchError) {
+    /// Returns true when the key was not remembered before (a first trust, worth telling).
+    @discardableResult
+    public func remember(host: String, port: Int, fingerprint: CertificateFingerprint) throws(CowatchError) -> Bool {
         let key = Self.key(host: host, port: port)
-        try withDirectoryLock { () throws(CowatchError) in
+        return try withDirectoryLock { () throws(CowatchError) -> Bool in
             let (lines, entries) = try read()
             if let known = entries[key] {
                 guard known.matches(fingerprint) else {
@@ -63,12 +65,13 @@ public struct KnownHosts: Sendable, Equatable {
                         .certificateMismatch,
                         "\(path) already remembers \(known.text) for \(key), not \(fingerprint.text); if the server really changed its certificate, remove the line for \(key) from \(path)")
                 }
-                return
+                return false
             }
             var text = lines.joined(separator: "\n")
             if lines.isEmpty { text = "# cowatch known_hosts: room servers' certificate fingerprints (HOST:PORT sha256:…)" }
             text += "\n\(key) \(fingerprint.text)\n"
             try StatePaths.writeAtomically(path, contents: Array(text.utf8), mode: 0o600)
+            return true
         }
     }
 

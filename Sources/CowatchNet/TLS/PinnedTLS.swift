@@ -99,6 +99,8 @@ extension PinnedTLS {
         public let port: Int
         public let trust: Trust
         public let knownHosts: KnownHosts?
+        /// Told once, when a key is trusted for the first time (so a person can compare it).
+        private let onFirstTrust: (@Sendable (CertificateFingerprint) -> Void)?
         private let handshakeTimeout: TimeAmount
         private let context: NIOSSLContext
         private let serverName: String?
@@ -119,10 +121,13 @@ extension PinnedTLS {
         ///   - expected: the invite's fingerprint; when set, only that key is accepted and
         ///     `known_hosts` is neither read nor written.
         ///   - knownHosts: where remembered keys live; nil to trust any key (first use every time).
+        ///   - onFirstTrust: called with the key when `knownHosts` remembers it for the first time.
         public init(
             host: String, port: Int, expected: CertificateFingerprint?, knownHosts: KnownHosts?,
-            handshakeTimeout: TimeAmount = PinnedTLS.defaultHandshakeTimeout
+            handshakeTimeout: TimeAmount = PinnedTLS.defaultHandshakeTimeout,
+            onFirstTrust: (@Sendable (CertificateFingerprint) -> Void)? = nil
         ) throws(CowatchError) {
+            self.onFirstTrust = onFirstTrust
             self.host = host
             self.port = port
             self.knownHosts = knownHosts
@@ -191,7 +196,7 @@ extension PinnedTLS {
             }
             let fingerprint = try result.get()
             if case .firstUse = trust, let knownHosts {
-                try knownHosts.remember(host: host, port: port, fingerprint: fingerprint)
+                if try knownHosts.remember(host: host, port: port, fingerprint: fingerprint) { onFirstTrust?(fingerprint) }
             }
             return fingerprint
         }

@@ -375,8 +375,11 @@ public struct RoomPlayback: Sendable {
             return []
         }
         let differences = info.differences(from: reference.info)
-        guard !differences.isEmpty, !mismatchesAnnounced.contains(name) else { return [] }
-        mismatchesAnnounced.insert(name)
+        // Once per pair, whichever of the two reports first (a restart must not say it again
+        // the other way round).
+        let pair = [name, reference.name].sorted().joined(separator: "\u{0}")
+        guard !differences.isEmpty, !mismatchesAnnounced.contains(pair) else { return [] }
+        mismatchesAnnounced.insert(pair)
         return broadcast(.notice(Notice(
             actor: name, action: .mismatch, others: [reference.name], detail: differences.joined(separator: ", "))))
     }

@@ -183,7 +183,12 @@ struct Participants: ParsableCommand {
             if let role = entry["role"]?.stringValue, role != "member" { flags.insert(role, at: 0) }
             if let stall = entry["stall"]?.stringValue { flags.append(stall) }
             let extra = flags.isEmpty ? "" : ", " + flags.joined(separator: ", ")
-            print("\(name)\(me): \(state), \(drift), \(rtt)\(extra)")
+            if state == "silent" {
+                // A dark link: its last drift and round trip are old news.
+                print("\(name)\(me): \(name)'s link is silent (nothing heard for a while)\(extra)")
+            } else {
+                print("\(name)\(me): \(state), \(drift), \(rtt)\(extra)")
+            }
         }
     }
 }

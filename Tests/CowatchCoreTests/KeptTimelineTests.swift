@@ -81,3 +81,27 @@ struct KeptTimelineTests: SequencerTesting {
         #expect(!back.timeline.playing && abs(back.timeline.position - 19) < 0.5)
     }
 }
+
+@Suite("A member whose link is dark")
+struct SilentMemberTests: SequencerTesting {
+    @Test("a member not heard from for 5 s reads silent in the list everyone gets; a report makes it joined again")
+    func silent() {
+        var sequencer = room(["alice", "bob"])
+        var told = false
+        for t in stride(from: 1.0, through: 8, by: 1) {
+            _ = sequencer.received(.report(drift: 0.001, rtt: 0.002), from: 1, now: t)
+            for output in sequencer.tick(now: t + 0.5) {
+                if case .send(1, .participants(let list)) = output, list.contains(where: { $0.name == "bob" && $0.state == "silent" }) {
+                    told = true
+                }
+            }
+        }
+        #expect(told, "alice was never told that bob's link is silent")
+        _ = sequencer.received(.report(drift: 0.001, rtt: 0.002), from: 2, now: 9.2)
+        let back = sequencer.tick(now: 9.6).contains { output in
+            if case .send(1, .participants(let list)) = output { return list.contains { $0.name == "bob" && $0.state == "joined" } }
+            return false
+        }
+        #expect(back, "bob's report did not make him joined again in the list")
+    }
+}

@@ -294,7 +294,7 @@ struct WireProtocolTests {
         let mine = MediaInfo(duration: 5400, size: 100, hash: "aa")
         #expect(mine.differences(from: MediaInfo(duration: 5400.6, size: 100, hash: "aa")).isEmpty)
         #expect(mine.differences(from: MediaInfo(duration: 5000)) == ["duration 1:30:00 vs 1:23:20"])
-        #expect(mine.differences(from: MediaInfo(duration: 5400, size: 101)) == ["size 100 vs 101 bytes"])
+        #expect(mine.differences(from: MediaInfo(duration: 5400, size: 101)) == ["size 100 bytes vs 101 bytes"])
         #expect(mine.differences(from: MediaInfo(size: 100, hash: "bb")) == ["different content"])
         #expect(mine.differences(from: MediaInfo()).isEmpty)  // a stream: nothing to compare but what is known
     }

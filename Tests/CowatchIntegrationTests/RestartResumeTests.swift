@@ -40,10 +40,14 @@ struct RestartResumeTests {
             let old = room.daemons[index]
             kill(old.process.processIdentifier, SIGKILL)
             old.process.waitUntilExit()
+            // The first trust of the server's key was said once, with the key; not again after.
+            let firstTrust = "first connection to 127.0.0.1:\(room.port): its key sha256:"
+            #expect(old.stderr.components(separatedBy: firstTrust).count == 2, "\(old.stderr)")
             let again = try restart(old, media: media, arguments: flags)
             defer { again.terminate() }
             let expected = index == 0 ? "owner" : "operator"
             #expect(try role(again) == expected, "\(old.name): \(again.stderr)")
+            #expect(!again.stderr.contains("first connection"), "\(again.stderr)")
             try room.waitRole(1, of: old.name, is: expected)
             #expect(again.terminate() == 0)
         }

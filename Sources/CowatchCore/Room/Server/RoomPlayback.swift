@@ -44,6 +44,9 @@ public struct RoomPlayback: Sendable {
         /// every second; sending all of them to everyone every second was most of a big server's
         /// traffic). Default 5 s.
         public var metricsInterval: Double = 5
+        /// Seconds without a report (every member sends one a second) after which a member's
+        /// state reads `silent`: its link is dark, and its last drift is old news. Default 5 s.
+        public var silentAfter: Double = 5
 
         public init() {}
     }
@@ -63,6 +66,8 @@ public struct RoomPlayback: Sendable {
         var drift: Double?
         var rtt: Double?
         var status: ParticipantStatus
+        /// When it last reported (its join to begin with).
+        var heardAt: Double
     }
 
     /// Stalls that held the group, per address, and until when the group does not wait for it.
@@ -128,7 +133,7 @@ public struct RoomPlayback: Sendable {
         _ id: MemberID, name: String, stallKey: String, role: Role, status: ParticipantStatus, now: Double
     ) -> [Output] {
         order.append(id)
-        members[id] = Member(name: name, stallKey: stallKey, role: role, joinedAt: now, status: status)
+        members[id] = Member(name: name, stallKey: stallKey, role: role, joinedAt: now, status: status, heardAt: now)
         // Joining never touches the timeline: the newcomer aligns to it, nobody else moves.
         return broadcast(.notice(Notice(actor: name, action: .join)))
     }
@@ -148,9 +153,10 @@ public struct RoomPlayback: Sendable {
         members[id]?.role = role
     }
 
-    public mutating func report(drift: Double?, rtt: Double?, from id: MemberID) {
+    public mutating func report(drift: Double?, rtt: Double?, from id: MemberID, now: Double) {
         members[id]?.drift = drift
         members[id]?.rtt = rtt
+        members[id]?.heardAt = now
     }
 
     // MARK: Actions
@@ -394,7 +400,7 @@ public struct RoomPlayback: Sendable {
         }
         if now >= nextParticipantsBroadcast {
             nextParticipantsBroadcast = now + configuration.participantsInterval
-            let list = participants()
+            let list = participants(now: now)
             if let last = lastParticipants, Self.sameExceptMetrics(last, list) {
                 // Only drifts or round trips moved: those refresh at the lower rate.
                 if list != last, now - lastParticipantsAt >= configuration.metricsInterval {
@@ -419,12 +425,15 @@ public struct RoomPlayback: Sendable {
 
     // MARK: Views
 
-    public func participants() -> [ParticipantInfo] {
+    /// Who is here and how they are. At `now`, a member not heard from for `silentAfter` reads
+    /// `silent` (a dark link; its drift is old), which changes the list, so everyone learns it.
+    public func participants(now: Double? = nil) -> [ParticipantInfo] {
         order.compactMap { id in
             guard let member = members[id] else { return nil }
             let landed = hold?.landed.contains(id) == true
+            let silent = now.map { $0 - member.heardAt > configuration.silentAfter } ?? false
             return ParticipantInfo(
-                name: member.name, state: landed ? "landed" : "joined", drift: member.drift, rtt: member.rtt,
+                name: member.name, state: landed ? "landed" : silent ? "silent" : "joined", drift: member.drift, rtt: member.rtt,
                 status: member.status, role: member.role)
         }
     }

@@ -630,7 +630,7 @@ public struct RoomSequencer: Sendable {
         if case .report(let drift, let rtt) = message {
             // Every member, every second: changed in place (a copy of the room would copy its
             // member table on write); it moves no deadline.
-            rooms[membership.room]?.playback.report(drift: drift, rtt: rtt, from: id)
+            rooms[membership.room]?.playback.report(drift: drift, rtt: rtt, from: id, now: now)
             return []
         }
         guard var room = rooms[membership.room] else { return [] }
@@ -645,7 +645,7 @@ public struct RoomSequencer: Sendable {
         case .ready(let seq):
             outputs = room.playback.landed(seq: seq, from: id, now: now)
         case .report(let drift, let rtt):
-            room.playback.report(drift: drift, rtt: rtt, from: id)
+            room.playback.report(drift: drift, rtt: rtt, from: id, now: now)
         case .status(let status):
             let newStall = status.stall != nil && status.stall != .loading
             let mayHold = !newStall || admission.allowStall(from: id, now: now)

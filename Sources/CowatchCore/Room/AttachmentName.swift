@@ -42,7 +42,6 @@ public enum AttachmentName {
 
     static func isForbidden(_ scalar: Unicode.Scalar) -> Bool {
         // Bidirectional overrides would make "evil\u{202E}txt.srt" read as something else.
-        scalar == "/" || scalar == "\\" || ControlCharacters.isControl(scalar) || (0x202A...0x202E).contains(scalar.value)
-            || (0x2066...0x2069).contains(scalar.value)
+        scalar == "/" || scalar == "\\" || ControlCharacters.isUnfitForDisplay(scalar)
     }
 }

@@ -54,8 +54,13 @@ public struct ChatLine: Sendable, Hashable {
     /// `text` if it may be said: 1–`maxBytes` bytes without control characters.
     /// Errors: `invalid-argument` saying so.
     public static func checked(_ text: String) throws(CowatchError) -> String {
-        guard !text.isEmpty, text.utf8.count <= maxBytes, !text.unicodeScalars.contains(where: ControlCharacters.isControl) else {
+        guard !text.isEmpty, text.utf8.count <= maxBytes else {
             throw CowatchError(.invalidArgument, "chat takes a line of 1–\(maxBytes) bytes without control characters")
+        }
+        guard !text.unicodeScalars.contains(where: ControlCharacters.isUnfitForDisplay) else {
+            throw CowatchError(
+                .invalidArgument,
+                "chat takes a line without control characters, direction overrides or invisible characters (they could make it read as someone else's)")
         }
         return text
     }
@@ -314,8 +319,14 @@ public struct Activity: Sendable, Hashable {
         self.openedBy = openedBy
     }
 
-    /// `text` cut to at most `maxTitleBytes` bytes of UTF-8, on a character boundary.
-    public static func clampedTitle(_ text: String) -> String {
+    /// `text` without characters unfit for display (a file's own title may carry a direction
+    /// override: a server would refuse it), cut to at most `maxTitleBytes` bytes of UTF-8, on a
+    /// character boundary.
+    public static func clampedTitle(_ raw: String) -> String {
+        var text = raw
+        if text.unicodeScalars.contains(where: ControlCharacters.isUnfitForDisplay) {
+            text = String(String.UnicodeScalarView(text.unicodeScalars.filter { !ControlCharacters.isUnfitForDisplay($0) }))
+        }
         guard text.utf8.count > maxTitleBytes else { return text }
         var result = ""
         for character in text {

@@ -180,12 +180,13 @@ extension WireReader {
         return value
     }
 
-    /// Text shown to people (titles, reasons): bounded, and without control characters, which
-    /// could drive a terminal that prints it.
+    /// Text shown to people (titles, reasons, chat): bounded, and without control characters,
+    /// which could drive a terminal that prints it, or bidirectional overrides and other
+    /// invisibles, which could make it read as someone else's (`ControlCharacters.isDeceptive`).
     func optionalText(_ key: String, maxLength: Int) throws(CowatchError) -> String? {
         guard let value = try optionalString(key, maxLength: maxLength) else { return nil }
-        guard !value.unicodeScalars.contains(where: ControlCharacters.isControl) else {
-            throw Self.violation("\"\(key)\" must not contain control characters")
+        guard !value.unicodeScalars.contains(where: ControlCharacters.isUnfitForDisplay) else {
+            throw Self.violation("\"\(key)\" must not contain control characters, direction overrides or invisible characters")
         }
         return value
     }

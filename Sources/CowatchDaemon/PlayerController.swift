@@ -317,8 +317,8 @@ public actor PlayerController: ControlRequestHandler {
                 return await room.attachmentsJSON()
             case .detach(let id):
                 return try await room.detach(id, timeout: configuration.seekTimeout)
-            case .fetch(let id, let path):
-                return try await room.fetch(id, to: path)
+            case .fetch(let id, let path, let force):
+                return try await room.fetch(id, to: path, replacing: force)
             default:
                 break
             }

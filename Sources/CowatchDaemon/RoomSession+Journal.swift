@@ -165,8 +165,10 @@ extension RoomSession {
     }
 
     /// `fetch`: downloads attachment `prefix` to `path` (a directory gets its name), resuming
-    /// what an earlier attempt left in `PATH.part`; returns where it is.
-    nonisolated func fetch(_ prefix: String, to path: String) async throws(CowatchError) -> JSONValue {
+    /// what an earlier attempt left in `PATH.part`; returns where it is. A file already there is
+    /// replaced only when `replacing` (`already-exists` otherwise): a name a stranger chose must
+    /// never overwrite someone's notes.
+    nonisolated func fetch(_ prefix: String, to path: String, replacing: Bool = false) async throws(CowatchError) -> JSONValue {
         // An attachment just added elsewhere may still be on its way here: wait for it a moment.
         var attachment: Attachment
         let deadline = monotonicNow() + 3
@@ -182,7 +184,11 @@ extension RoomSession {
         var isDirectory: ObjCBool = false
         let target = FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) && isDirectory.boolValue
             ? path + "/" + attachment.name : path
-        let resumedFrom = try await download(attachment, to: target)
+        var info = stat()
+        if !replacing, lstat(target, &info) == 0 {
+            throw CowatchError(.alreadyExists, "\(target) already exists; cowatch fetch --force replaces it")
+        }
+        let resumedFrom = try await download(attachment, to: target, replacing: replacing)
         var fields = Self.fields(of: attachment)
         fields["path"] = .string(target)
         fields["resumed_from"] = .number(Double(resumedFrom))
@@ -191,13 +197,13 @@ extension RoomSession {
 
     /// Downloads with progress events and resumes; returns the byte the successful attempt
     /// started from (above 0 when it resumed an interrupted one).
-    nonisolated func download(_ attachment: Attachment, to target: String) async throws(CowatchError) -> Int {
+    nonisolated func download(_ attachment: Attachment, to target: String, replacing: Bool = false) async throws(CowatchError) -> Int {
         let progress = ProgressReporter(
             events: events, id: attachment.id, name: attachment.name, direction: "download", total: attachment.size)
         do {
             let start = try await withResume { () async throws(CowatchError) -> Int in
                 let start = try await TransferClient.download(
-                    attachment, to: target, from: try await self.transferEndpoint(), progress: progress.report)
+                    attachment, to: target, from: try await self.transferEndpoint(), replacing: replacing, progress: progress.report)
                 progress.resumed(from: start)
                 return start
             }

@@ -87,11 +87,13 @@ struct Fetch: ParsableCommand {
     var id: String
     @Option(name: .shortAndLong, help: "Where to put it: a file, or a directory (default: the current directory).")
     var output: String?
+    @Flag(help: "Replace a file already there (default: refuse, already-exists).")
+    var force = false
 
     func run() throws {
         let command = try ControlCommand(arguments: [
             "fetch", .string(id), .string(absolute(output ?? FileManager.default.currentDirectoryPath)),
-        ])
+        ] + (force ? [.bool(true)] : []))
         let data = try connection.send(command, timeout: transferTimeout)
         if connection.json { printJSON(data) } else { print("fetched \(data["path"]?.stringValue ?? "?")") }
     }

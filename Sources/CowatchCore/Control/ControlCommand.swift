@@ -56,7 +56,7 @@ public enum ControlCommand: Sendable, Hashable {
     /// (1.5) Remove an attachment for everyone (`id`: its SHA-256, or an unambiguous prefix).
     case detach(String)
     /// (1.5) Download an attachment to `path` (absolute; a directory gets the attachment's name).
-    case fetch(id: String, path: String)
+    case fetch(id: String, path: String, force: Bool = false)
     case quit
 
     /// The arguments of `send_message`.
@@ -156,7 +156,7 @@ public enum ControlCommand: Sendable, Hashable {
         case .attach(let path, let fileName, let meta):
             [.string(name), .string(path), fileName.map(JSONValue.string) ?? .null, meta ?? .null]
         case .detach(let id): [.string(name), .string(id)]
-        case .fetch(let id, let path): [.string(name), .string(id), .string(path)]
+        case .fetch(let id, let path, let force): [.string(name), .string(id), .string(path)] + (force ? [.bool(true)] : [])
         case .sendMessage(let message):
             [
                 .string(name), .string(message.topic), message.payload,
@@ -226,8 +226,14 @@ public enum ControlCommand: Sendable, Hashable {
             try expectCount(1...1)
             self = .detach(try Self.attachmentID(args[0]))
         case "fetch":
-            try expectCount(2...2)
-            self = .fetch(id: try Self.attachmentID(args[0]), path: try Self.absolutePath(args[1], what: "fetch"))
+            // A third argument, true, replaces a file already there (never by default).
+            try expectCount(2...3)
+            guard args.count < 3 || args[2].boolValue != nil else {
+                throw CowatchError(.invalidArgument, "fetch's third argument is true (replace a file already there) or false")
+            }
+            self = .fetch(
+                id: try Self.attachmentID(args[0]), path: try Self.absolutePath(args[1], what: "fetch"),
+                force: args.count > 2 && args[2].boolValue == true)
         case "chat":
             try expectCount(1...1)
             self = .chat(try ChatLine.checked(args[0].stringValue ?? ""))

@@ -47,6 +47,8 @@ public struct CowatchError: Error, Sendable, Hashable, CustomStringConvertible {
         /// The port a room server was to listen on is taken (another `cowatchd --host` or
         /// `cowatch-server`, or any other program).
         public static let addressInUse = Code(rawValue: "address-in-use")
+        /// A file is already where one was to be written, and nobody said to replace it.
+        public static let alreadyExists = Code(rawValue: "already-exists")
         /// The media could not be opened.
         public static let mediaUnavailable = Code(rawValue: "media-unavailable")
         /// A configuration value (flag, environment, file) is invalid.

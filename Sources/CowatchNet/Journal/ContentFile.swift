@@ -73,14 +73,22 @@ final class ContentWriter {
     init(path: String, size: Int, resume: Bool) throws(CowatchError) {
         self.path = path
         self.size = size
+        var link = stat()
+        if lstat(path, &link) == 0, link.st_mode & S_IFMT == S_IFLNK {
+            throw CowatchError(.unsafePath, "\(path) is a symbolic link; not writing through it")
+        }
         let existing = resume ? (ContentFile.size(path: path) ?? 0) : 0
         var hasher = SHA256()
         var kept = 0
         if existing > 0 && existing <= size {
             kept = try ContentFile.hashPrefix(path: path, into: &hasher, limit: existing)
         }
-        let fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0o600)
-        guard fd >= 0 else { throw CowatchError(.ioError, "cannot write \(path): \(String(cString: strerror(errno)))") }
+        // Never through a link: another local user could plant one where the partial file goes.
+        let fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
+        guard fd >= 0 else {
+            if errno == ELOOP { throw CowatchError(.unsafePath, "\(path) is a symbolic link; not writing through it") }
+            throw CowatchError(.ioError, "cannot write \(path): \(String(cString: strerror(errno)))")
+        }
         guard ftruncate(fd, off_t(kept)) == 0, lseek(fd, off_t(kept), SEEK_SET) >= 0 else {
             close(fd)
             throw CowatchError(.ioError, "cannot write \(path): \(String(cString: strerror(errno)))")

@@ -107,16 +107,18 @@ public enum TransferClient {
     /// Downloads `attachment` to `path` (through `path.part`, resumed if it exists) and checks
     /// its SHA-256. Returns the byte it resumed from.
     @discardableResult
+    ///   - replacing: put the file in place even if one is there (else `already-exists`, and
+    ///     the complete download stays in `PATH.part`).
     public static func download(
-        _ attachment: Attachment, to path: String, from endpoint: Endpoint, progress: Progress
+        _ attachment: Attachment, to path: String, from endpoint: Endpoint, replacing: Bool = false, progress: Progress
     ) async throws(CowatchError) -> Int {
         try await withTaskExecutorPreference(TransferExecutor.shared) { () async throws(CowatchError) -> Int in
-            try await downloadOnTransferThread(attachment, to: path, from: endpoint, progress: progress)
+            try await downloadOnTransferThread(attachment, to: path, from: endpoint, replacing: replacing, progress: progress)
         }
     }
 
     private static func downloadOnTransferThread(
-        _ attachment: Attachment, to path: String, from endpoint: Endpoint, progress: Progress
+        _ attachment: Attachment, to path: String, from endpoint: Endpoint, replacing: Bool, progress: Progress
     ) async throws(CowatchError) -> Int {
         let partial = path + ".part"
         let writer = try ContentWriter(path: partial, size: attachment.size, resume: true)
@@ -152,8 +154,18 @@ public enum TransferClient {
             unlink(partial)
             throw CowatchError(.hashMismatch, "\(attachment.name) arrived with another SHA-256 than announced; discarded")
         }
-        guard rename(partial, path) == 0 else {
-            throw CowatchError(.ioError, "cannot move \(partial) to \(path): \(String(cString: strerror(errno)))")
+        if replacing {
+            // rename replaces a link at `path` itself; it never writes through one.
+            guard rename(partial, path) == 0 else {
+                throw CowatchError(.ioError, "cannot move \(partial) to \(path): \(String(cString: strerror(errno)))")
+            }
+        } else {
+            // link refuses a name that exists (whatever appeared meanwhile): nothing is overwritten.
+            guard link(partial, path) == 0 else {
+                if errno == EEXIST { throw CowatchError(.alreadyExists, "\(path) already exists; cowatch fetch --force replaces it") }
+                throw CowatchError(.ioError, "cannot move \(partial) to \(path): \(String(cString: strerror(errno)))")
+            }
+            unlink(partial)
         }
         progress(attachment.size, attachment.size)
         return start

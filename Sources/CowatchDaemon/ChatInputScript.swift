@@ -24,10 +24,7 @@ enum ChatInputScript {
     /// Errors: the state directory's or the player's, as `CowatchError`; the window then has no
     /// chat key, and `cowatch chat` still works.
     static func load(into player: any MediaPlayer, environment: [String: String]) throws(CowatchError) {
-        let directory = try StatePaths.defaultDirectory(environment: environment)
-        try StatePaths.ensureDirectory(directory)
-        let path = directory + "/" + fileName
-        try StatePaths.writeAtomically(path, contents: Array(source.utf8))
+        let path = try StatePaths.writeStateFile(fileName, contents: Array(source.utf8), environment: environment)
         do {
             try player.command(["load-script", path])
         } catch {

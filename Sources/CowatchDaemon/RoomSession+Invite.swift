@@ -39,11 +39,8 @@ extension RoomSession {
         let line = "cowatchd --join '\(invite.text)' --media FILM"
         var kept: String?
         do {
-            let directory = try StatePaths.defaultDirectory(environment: ProcessInfo.processInfo.environment)
-            try StatePaths.ensureDirectory(directory)
-            let path = directory + "/invite-\(room.room).txt"
-            try StatePaths.writeAtomically(path, contents: Array((line + "\n").utf8))
-            kept = path
+            kept = try StatePaths.writeStateFile(
+                "invite-\(room.room).txt", contents: Array((line + "\n").utf8), environment: ProcessInfo.processInfo.environment)
         } catch {
             logger.warning("cannot keep the invite in a file: \(error.message)")
         }

@@ -35,4 +35,24 @@ struct EveningMistakesTests {
         #expect(daemon.stderr.split(separator: "\n").count == 1 && daemon.stderr.contains(mentions), "\(daemon.stderr)")
         #expect(!daemon.stderr.contains("hunter2"))
     }
+
+    @Test("a host nobody watches keeps its invite in a 0600 file the log names; it is the link get_invite gives")
+    func inviteKept() throws {
+        let host = try DaemonProcess(
+            name: "hana", media: try TestMedia.audioVideo(), extraArguments: ["--host", "127.0.0.1:\(freeLoopbackPort())", "--room", "den"])
+        defer { host.terminate() }
+        let path = host.directory + "/state/cowatch/invite-den.txt"
+        let said = "the invite for room den is in \(path)"
+        let deadline = monotonicNow() + 15
+        while !host.stderr.contains(said) && monotonicNow() < deadline { usleep(50_000) }
+        #expect(host.stderr.contains(said), "\(host.stderr)")
+        let attributes = try FileManager.default.attributesOfItem(atPath: path)
+        #expect((attributes[.posixPermissions] as? Int) == 0o600)
+        let kept = try String(contentsOfFile: path, encoding: .utf8)
+        let link = try #require(try host.client().request(.getInvite(host: nil))["invite"]?.stringValue)
+        #expect(kept == "cowatchd --join '\(link)' --media FILM\n")
+        // The secret-bearing line itself never reaches the log.
+        #expect(!host.stderr.contains("cowatch://"))
+    }
 }
+

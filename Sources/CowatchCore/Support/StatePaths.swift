@@ -73,6 +73,19 @@ public enum StatePaths {
         }
     }
 
+    /// Writes a private file (0600) named `name` in the state directory, creating the directory
+    /// (0700) if needed; returns its path.
+    @discardableResult
+    public static func writeStateFile(
+        _ name: String, contents: some Collection<UInt8>, environment: [String: String]
+    ) throws(CowatchError) -> String {
+        let directory = try defaultDirectory(environment: environment)
+        try ensureDirectory(directory)
+        let path = directory + "/" + name
+        try writeAtomically(path, contents: contents)
+        return path
+    }
+
     /// Writes `contents` to `path` with `mode` (default 0600): a temporary file in the same
     /// directory, flushed to disk, then renamed over `path`. The directory should have passed
     /// `ensureDirectory`. A symbolic link at `path` is replaced, not followed.

@@ -24,7 +24,12 @@ struct ConnectionChurnDaemonTests {
                 extraArguments: ["--host", "127.0.0.1:\(port)", "--no-tls", "--room", "churn"], directory: directory,
                 waitUntilReady: false)
             // Stop it at a different moment each round: while starting, just up, or running.
-            if round % 3 != 0 { try daemon.awaitReady() }
+            if round % 3 != 0 {
+                try daemon.awaitReady()
+                // Connections flowing while it stops: wait for the first (bounded).
+                let deadline = monotonicNow() + 5
+                while control.opened == 0 && monotonicNow() < deadline { usleep(1000) }
+            }
             usleep(UInt32.random(in: 0...300_000))
             let status = daemon.terminate(timeout: 20)
             control.stop()

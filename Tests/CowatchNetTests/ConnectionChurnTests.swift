@@ -32,6 +32,8 @@ struct ConnectionChurnTests {
             let serving = Task { try await server.run() }
             let churn = ConnectionChurn { ConnectionChurn.unixConnect(path) }
             try await waitUntil { ready.withLock { $0 } }
+            // The case under test: connections flowing when the server is cancelled.
+            try await waitUntil { churn.opened > 0 }
             try await Task.sleep(for: .milliseconds(Int.random(in: 0...15)))
             serving.cancel()
             _ = await serving.result
@@ -52,6 +54,7 @@ struct ConnectionChurnTests {
             try await waitUntil { bound.withLock { $0 } != nil }
             let port = bound.withLock { $0 } ?? 0
             let churn = ConnectionChurn { ConnectionChurn.tcpConnect(port) }
+            try await waitUntil { churn.opened > 0 }
             try await Task.sleep(for: .milliseconds(Int.random(in: 0...15)))
             serving.cancel()
             _ = await serving.result
@@ -63,7 +66,7 @@ struct ConnectionChurnTests {
     private func waitUntil(_ condition: () -> Bool) async throws {
         let deadline = ContinuousClock.now + .seconds(10)
         while !condition() {
-            guard ContinuousClock.now < deadline else { throw CowatchError(.timeout, "the server did not start in 10 s") }
+            guard ContinuousClock.now < deadline else { throw CowatchError(.timeout, "not within 10 s: the server did not start, or no connection was made") }
             try await Task.sleep(for: .milliseconds(1))
         }
     }

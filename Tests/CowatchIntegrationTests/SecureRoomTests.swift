@@ -39,7 +39,10 @@ struct SecureRoomTests {
             waitUntilReady: false)
         #expect(Self.refused(guesser).0 == 1)
         // One whose invite pins another key (a server in the middle would have another key).
-        let wrongKey = String(fingerprint.dropLast()) + (fingerprint.last == "A" ? "B" : "A")
+        // Its first key character changed: the last one of 43 carries only 4 bits, so changing it can
+        // make a key that is not canonical base64url (refused as invalid, never reaching the server).
+        let first = fingerprint.index(fingerprint.startIndex, offsetBy: "sha256:".count)
+        let wrongKey = String(fingerprint[..<first]) + (fingerprint[first] == "A" ? "B" : "A") + fingerprint[fingerprint.index(after: first)...]
         let pinned = "cowatch://127.0.0.1:\(port)/film?secret=x12345678&fp=\(wrongKey)"
         let misled = try DaemonProcess(name: "misled", media: media, extraArguments: ["--join", pinned, "--no-osd"], waitUntilReady: false)
         // Until it says why (a loaded machine takes a while to start a daemon: beside the whole suite

@@ -326,3 +326,13 @@ extension RoomSession {
         return info
     }
 }
+
+extension RoomSession {
+    /// Sets how long a person's seeking must be quiet before it becomes one group seek (tests
+    /// on a loaded machine lengthen it, so a stalled test thread does not split one drag in two).
+    ///
+    /// Threading: actor-isolated.
+    func setSeekGestureQuietPeriod(_ seconds: Double) {
+        userSeeks.quietPeriod = seconds
+    }
+}

@@ -105,13 +105,16 @@ struct DaemonLogicTests {
         #expect(await eventually(timeout: 5) { (try? await bob.request(.getStatus).get())?["clock"] != nil })
         let received = Locked<[ControlEvent]>([])
         _ = bob.hub.subscribe { event in received.withLock { $0.append(event) } }
+        // The drag's seeks come 15 ms apart; a quiet period far above that keeps one drag one
+        // gesture even when this test's thread is not scheduled for a while on a busy machine.
+        await alice.session?.setSeekGestureQuietPeriod(1)
 
         for step in 1...30 {
             alice.player.personSeeks(to: Double(step))
             try await Task.sleep(for: .milliseconds(15))
         }
-        // The gesture ends 0.2 s after its last landing; give the room time to carry it out.
-        try await Task.sleep(for: .seconds(1.5))
+        // The gesture ends 1 s after its last landing; give the room time to carry it out.
+        try await Task.sleep(for: .seconds(2.5))
         let seeks = received.withLock { $0 }.filter { $0.name == "notice" && $0.fields["action"] == "seek" }
         #expect(seeks.count == 1)
         #expect(seeks.first?.fields["to"]?.numberValue.map { abs($0 - 30) < 0.01 } == true)
@@ -122,7 +125,7 @@ struct DaemonLogicTests {
         alice.player.personSeeks(to: 45)
         try await Task.sleep(for: .milliseconds(30))
         alice.player.personSeeks(to: 30.02)
-        try await Task.sleep(for: .milliseconds(600))
+        try await Task.sleep(for: .seconds(2))  // past the 1 s quiet period: the gesture has ended
         #expect(bob.player.orderedSeeks == before)
         await alice.stop()
         await bob.stop()

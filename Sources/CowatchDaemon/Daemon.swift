@@ -1,3 +1,4 @@
+import CowatchClient
 import CowatchCore
 import Foundation
 import CowatchMpv
@@ -103,6 +104,14 @@ public enum Daemon {
                     player: player, configuration: configuration, room: room, media: controller.media,
                     events: hub, logger: logger, probe: .mpv(options: configuration.mpvOptions, logger: logger))
                 let playerEvents = await controller.attach(room: session)
+                if let port = room.hostPort, room.portMapping != .off {
+                    // Friends on the internet reach a host at home only through its router.
+                    var mapping = PortMapperService.Settings(mode: room.portMapping, internalPort: port)
+                    mapping.machine.lease = room.mapLease
+                    services.append(.init(service: PortMapperService(
+                        settings: mapping, logger: logger, now: monotonicNow,
+                        onReport: { reachability in await session.reachabilityChanged(reachability) })))
+                }
                 // Returning normally means "quit" (someone ended the activity and on-end is quit).
                 services.append(.init(
                     service: RoomSessionService(session: session, playerEvents: playerEvents),

@@ -46,6 +46,10 @@ public struct DaemonFlags: Sendable {
     public var playerNice: Int?
     /// `--player-realtime N`.
     public var playerRealtime: Int?
+    /// `--map-port auto|upnp|natpmp|pcp|off` (with `--host`).
+    public var mapPort: String?
+    /// `--map-lease SECONDS`.
+    public var mapLease: Double?
     public init() {}
 }
 
@@ -65,7 +69,7 @@ extension DaemonConfiguration {
     /// `paused`, `osd`, `seek-timeout`, `open-timeout`, `log-level`, `title`, `type`, `fallback-url`,
     /// `on-end`, `ready`, `wait-for-me`, `room-secret-file`, `allow-scheme`, `accept-open`, `auto-subtitles`,
     /// `transfer-rate`, `player-nice`, `player-realtime`, and for
-    /// `--host` `play-when-ready`, `wait-timeout` and `unmanaged`. mpv options from all three sources
+    /// `--host` `play-when-ready`, `wait-timeout`, `managed`, `map-port` and `map-lease`. mpv options from all three sources
     /// are applied file first, then environment, then flags, so the later one wins inside mpv.
     /// The room secret comes from `--room-secret-file`, `COWATCH_ROOM_SECRET_FILE`,
     /// `COWATCH_ROOM_SECRET` (the secret itself, environment only) or `room-secret-file`, in that
@@ -122,6 +126,8 @@ extension DaemonConfiguration {
         put("transfer-rate", flags.transferRate.map(ConfigContent.string))
         put("player-nice", flags.playerNice.map(ConfigContent.int))
         put("player-realtime", flags.playerRealtime.map(ConfigContent.int))
+        put("map-port", flags.mapPort.map(ConfigContent.string))
+        put("map-lease", flags.mapLease.map(ConfigContent.double))
         let flagReader = ConfigReader(provider: InMemoryProvider(name: "flags", values: flagValues))
         let layered = LayeredConfig(sources: [("flag", flagReader), ("environment", env), ("config file \(filePath)", file)])
 
@@ -198,7 +204,7 @@ extension DaemonConfiguration {
         "media", "name", "control", "mpv", "paused", "osd", "seek-timeout", "open-timeout", "log-level", "host", "join", "no-tls",
         "room", "drift", "title", "type", "fallback-url", "on-end", "ready", "wait-for-me", "play-when-ready",
         "wait-timeout", "room-secret-file", "managed", "unmanaged", "allow-scheme", "accept-open", "tls-cert", "tls-key",
-        "auto-subtitles", "transfer-rate", "player-nice", "player-realtime",
+        "auto-subtitles", "transfer-rate", "player-nice", "player-realtime", "map-port", "map-lease",
     ]
     static let driftKeys: Set<String> = ["seek-threshold", "correction-time", "max-adjust", "interval"]
 
@@ -305,6 +311,7 @@ extension DaemonConfiguration {
             settings = RoomSettings(room: invite.room, serverHost: invite.host, serverPort: invite.port)
             settings.fingerprint = invite.fingerprint
             settings.tls = invite.tls
+            settings.alternates = invite.alternates
             if let secret = invite.secret { settings.secret = try RoomSecretValue(secret) }
         case (nil, let join?):
             let endpoint = try Endpoint(parsing: join, defaultHost: nil)
@@ -331,6 +338,19 @@ extension DaemonConfiguration {
             throw CowatchError(.invalidConfiguration, "managed and unmanaged contradict each other: give one")
         }
         settings.managed = managed ?? unmanaged.map { !$0 } ?? false
+        // A host at home asks its router to forward the port, unless told not to.
+        let mapPort = try layered.string("map-port")
+        if let mapPort { settings.portMapping = try PortMappingMode(parsing: mapPort) }
+        else if settings.hostPort != nil, !Self.isLoopback(settings.hostAddress) { settings.portMapping = .auto }
+        if let lease = try layered.positive("map-lease") {
+            guard (30...86_400).contains(lease) else {
+                throw CowatchError(.invalidConfiguration, "map-lease must be 30–86400 seconds")
+            }
+            settings.mapLease = lease
+        }
+        if settings.hostPort == nil, mapPort != nil, settings.portMapping != .off {
+            throw CowatchError(.invalidConfiguration, "map-port is for the room server this daemon hosts: use it with --host")
+        }
         switch (try layered.string("tls-cert"), try layered.string("tls-key")) {
         case (nil, nil):
             break
@@ -358,6 +378,14 @@ extension DaemonConfiguration {
             throw CowatchError(.invalidConfiguration, "drift.max-adjust must be below 0.5")
         }
         return settings
+    }
+}
+
+extension DaemonConfiguration {
+    /// A server that listens on loopback only serves this machine: no router needs asking.
+    static func isLoopback(_ address: String?) -> Bool {
+        guard let address, let parsed = IPAddressBytes(text: address) else { return address == "localhost" }
+        return parsed.isLoopback
     }
 }
 

@@ -1,5 +1,6 @@
 import CowatchClient
 import CowatchCore
+import CowatchNet
 import CowatchMpv
 import Logging
 

@@ -301,7 +301,7 @@ public actor PlayerController: ControlRequestHandler {
                 try await room.acceptOpen()
                 return await statusWithRoom().json
             case .getInvite(let host):
-                return ["invite": .string(try await room.invite(host: host).text)]
+                return try await room.inviteReply(host: host)
             case .chat(let text):
                 try await room.chat(text, timeout: configuration.seekTimeout)
                 return .null

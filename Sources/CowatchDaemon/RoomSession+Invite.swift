@@ -1,4 +1,5 @@
 import CowatchCore
+import CowatchNet
 import Foundation
 
 /// The invite link to this daemon's room: `cowatch://HOST:PORT/ROOM?secret=…&fp=sha256:…`.
@@ -9,32 +10,98 @@ extension RoomSession {
     }
 
     /// The link a friend pastes into `cowatchd --join`. `host` names the server's address as
-    /// friends reach it; default: the address we joined, or when hosting the address we listen
-    /// on (this machine's first IPv4 address when that is every address). It carries the room secret: give it
-    /// to friends only. Errors: `invalid-invite` when it cannot be made (TLS on, key not known yet).
+    /// friends reach it; default: the address we joined, or when hosting the router's outside
+    /// address once the port is mapped (else the address we listen on; this machine's first
+    /// IPv4 address when that is every address), with the machine's global IPv6, LAN and VPN
+    /// addresses as alternates (`alt=`). It carries the room secret: give it to friends only.
+    /// Errors: `invalid-invite` when it cannot be made (TLS on, key not known yet).
     func invite(host: String?) throws(CowatchError) -> Invite {
         let hosting = room.hostPort != nil
-        let port = room.hostPort ?? room.serverPort
+        var port = room.hostPort ?? room.serverPort
         var address = host ?? (hosting ? room.hostAddress ?? "0.0.0.0" : room.serverHost)
-        if address == "0.0.0.0" || address == "::" || (hosting && host == nil && address == "127.0.0.1" && room.hostAddress == nil) {
-            // An address friends can use (a LAN address; see the README for hosting from home).
-            address = MachineAddress.firstIPv4() ?? ProcessInfo.processInfo.hostName
+        var alternates: [Endpoint] = []
+        let listensEverywhere = address == "0.0.0.0" || address == "::"
+        if listensEverywhere || (hosting && host == nil && address == "127.0.0.1" && room.hostAddress == nil) {
+            // An address friends can use: the router's outside one when it forwards our port,
+            // then this machine's own (see the README's "Hosting from home").
+            let lan = LocalNetwork.firstIPv4()?.description
+            if hosting, host == nil, let outside = reachability?.publicAddress {
+                address = outside.description
+                if case .mapped(let mapping)? = reachability { port = mapping.externalPort }
+                if let lan, lan != address, let hostPort = room.hostPort { alternates.append(Endpoint(host: lan, port: hostPort)) }
+            } else {
+                address = lan ?? ProcessInfo.processInfo.hostName
+            }
+            if hosting, host == nil, let hostPort = room.hostPort {
+                let others = LocalNetwork.globalIPv6().map(\.description) + LocalNetwork.vpnAddresses().map(\.address.description)
+                // IPv6 first, as browsers prefer it; the router's address stays the first tried.
+                alternates.insert(contentsOf: others.filter { $0 != address }.map { Endpoint(host: $0, port: hostPort) }, at: 0)
+            }
         }
         let fingerprint = room.tls ? serverFingerprint : nil
         guard !room.tls || fingerprint != nil else {
             throw CowatchError(.invalidInvite, "the server's key is not known yet: wait until this daemon has joined")
         }
-        let invite = Invite(
+        var invite = Invite(
             host: address, port: port, room: room.room, secret: room.secret?.text, fingerprint: fingerprint, tls: room.tls)
+        invite.alternates = Array(alternates.prefix(Invite.maxAlternates))
         // Checked by the parser friends will use.
         return try Invite.parse(invite.text)
+    }
+
+    /// `get_invite`'s reply: the link, and when hosting, whether friends can reach it.
+    /// Errors: as `invite(host:)`.
+    func inviteReply(host: String?) throws(CowatchError) -> JSONValue {
+        var reply: [String: JSONValue] = ["invite": .string(try invite(host: host).text)]
+        if room.hostPort != nil { reply["reachability"] = reachabilityJSON() }
+        return .object(reply)
+    }
+
+    /// Hosting: what the port mapper found. The first settled answer is said to the person in
+    /// two lines (can friends reach this machine, and what to do if not), then the invite follows.
+    ///
+    /// Threading: actor-isolated.
+    func reachabilityChanged(_ new: Reachability) {
+        let first = reachability == nil || reachability == .checking
+        reachability = new
+        guard new != .checking, let port = room.hostPort else { return }
+        let lines = [new.summary(port: port)] + (new.advice.map { ["what to do: " + $0] } ?? [])
+        if first, isatty(STDOUT_FILENO) == 1 || isatty(STDERR_FILENO) == 1 {
+            FileHandle.standardOutput.write(Data(("\ncowatchd: " + lines.joined(separator: "\ncowatchd: ") + "\n").utf8))
+        } else {
+            logger.warning("\(lines.joined(separator: "; "))")
+        }
+        if !first { invitePrinted = false }
+        announceInvite()
+    }
+
+    /// The `reachability` object of `get_status` (hosting only): state, the address friends
+    /// use, and the person's lines.
+    func reachabilityJSON() -> JSONValue {
+        guard let port = room.hostPort else { return .null }
+        let known = reachability ?? .notAsked
+        var object: [String: JSONValue] = [
+            "state": .string(known.state), "summary": .string(known.summary(port: port)),
+            "advice": known.advice.map(JSONValue.string) ?? .null,
+            "address": known.publicAddress.map { .string($0.description) } ?? .null,
+        ]
+        if case .mapped(let mapping) = known {
+            object["method"] = .string(mapping.method.rawValue)
+            object["external_port"] = .number(Double(mapping.externalPort))
+            object["lease"] = .number(mapping.lease)
+            object["gateway"] = .string(mapping.gateway)
+        }
+        return .object(object)
     }
 
     /// Once joined as the host: the invite goes to a 0600 file in the state directory, and to the
     /// terminal when a person is looking (stdout or stderr a terminal), last and on its own
     /// lines; otherwise the log says where the file is (never the invite: it holds the secret).
     func announceInvite() {
-        guard room.hostPort != nil, !invitePrinted, let invite = try? invite(host: nil) else { return }
+        guard room.hostPort != nil, !invitePrinted, isJoined else { return }
+        // Wait for the router's answer: the invite should name the address friends can reach.
+        if room.portMapping != .off, reachability == nil || reachability == .checking { return }
+        guard let invite = try? invite(host: nil) else { return }
         invitePrinted = true
         let line = "cowatchd --join '\(invite.text)' --media FILM"
         var kept: String?

@@ -1,5 +1,6 @@
 import CowatchClient
 import CowatchCore
+import CowatchNet
 import Foundation
 
 /// `chat` and `send_message`: the control socket's side of the room's chat and messenger.

@@ -1,5 +1,6 @@
 import CowatchClient
 import CowatchCore
+import CowatchNet
 
 /// Control-socket commands that concern the room, and what `get_status` says about it.
 ///
@@ -193,6 +194,7 @@ extension RoomSession {
                 coordinator.participants.filter { $0.status.stall != nil && $0.status.waitForMe }.map { .string($0.name) }),
         ]
         if case .invalidated(.endedBy(let by)) = state { roomJSON["ended_by"] = .string(by) }
+        if room.hostPort != nil { roomJSON["reachability"] = reachabilityJSON() }
         var sections: [String: JSONValue] = ["room": .object(roomJSON)]
         if let estimate = coordinator.estimator.estimate(atLocal: now) {
             sections["clock"] = [

@@ -1,5 +1,6 @@
 import CowatchClient
 import CowatchCore
+import CowatchNet
 
 /// `end`, `op`, `deop` and `kick`: requests the server answers without an action id.
 ///

@@ -47,6 +47,8 @@ actor RoomSession {
     static let silenceLimit = 15.0
     /// The host printed its invite link (once, at its first join; on a terminal only, never a journal).
     var invitePrinted = false
+    /// Hosting with `--map-port`: what the port mapper found (nil until it says).
+    var reachability: Reachability?
     /// Why the last attempt to reach the server failed, said out loud once per cause (retries of
     /// the same one stay quiet); cleared once in the room. Also `room.last_error` in `get_status`.
     var connectFailure: CowatchError?
@@ -249,8 +251,20 @@ actor RoomSession {
     /// One connection, from connect to close; says how it ended.
     private func connectOnce() async -> GroupSessionMachine.ConnectionEnd {
         do {
+            // The invite's other addresses, unless a cluster server sent us elsewhere.
+            let alternates = route.target.host == room.serverHost && route.target.port == room.serverPort ? room.alternates : []
+            let logger = logger
             try await RoomConnection.connect(
-                host: route.target.host, port: route.target.port, security: try linkSecurity(), logger: logger
+                host: route.target.host, port: route.target.port, alternates: alternates, security: try linkSecurity(),
+                logger: logger,
+                onReached: { [target = route.target] endpoint in
+                    let reached = Invite.authority(host: endpoint.host, port: endpoint.port)
+                    if endpoint == target {
+                        logger.info("reached the room server at \(reached)")
+                    } else {
+                        logger.warning("reached the room server at \(reached) (the invite's other address \(Invite.authority(host: target.host, port: target.port)) did not answer first)")
+                    }
+                }
             ) { inbound, send, fingerprint in
                 try await self.session(inbound: inbound, send: send, fingerprint: fingerprint)
             }

@@ -37,6 +37,13 @@ public struct RoomSettings: Sendable, Equatable {
     public var secret: RoomSecretValue?
     /// What a room may make this player open (`--allow-scheme`, `--accept-open`).
     public var openPolicy = OpenPolicy()
+    /// Joining: more addresses of the server (the invite's `alt=`), raced with the first.
+    public var alternates: [Endpoint] = []
+    /// Hosting: whether to ask the home router to forward `hostPort` (`--map-port`). Default
+    /// `.auto` with `--host`.
+    public var portMapping: PortMappingMode = .off
+    /// Hosting: the lease asked of the router, renewed at half (`--map-lease`). Default 3600 s.
+    public var mapLease: Double = 3600
 
     public init(
         room: String, serverHost: String, serverPort: Int, hostAddress: String? = nil, hostPort: Int? = nil,

@@ -21,6 +21,10 @@ enum Describe {
                 session += ": " + (room["ended_by"]?.stringValue.map { "ended by \($0)" } ?? reason)
             }
             lines.append("  room: \(roomName) on \(server) (\(session))")
+            if let reach = room["reachability"]?.objectValue, let summary = reach["summary"]?.stringValue {
+                lines.append("  reach: \(summary)")
+                if let advice = reach["advice"]?.stringValue { lines.append("         what to do: \(advice)") }
+            }
             if let role = room["role"]?.stringValue {
                 let managed = room["managed"]?.boolValue == true ? ", managed: only the owner and operators control playback" : ""
                 lines.append("  role: \(role)\(managed)")

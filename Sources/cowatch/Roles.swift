@@ -75,6 +75,13 @@ struct InviteLink: ParsableCommand {
             printJSON(data)
         } else {
             print(data["invite"]?.stringValue ?? "")
+            // Hosting: whether friends on the internet can use it (on stderr: the link stays the only output).
+            if let reach = data["reachability"]?.objectValue, let summary = reach["summary"]?.stringValue {
+                FileHandle.standardError.write(Data("cowatch: \(summary)\n".utf8))
+                if let advice = reach["advice"]?.stringValue {
+                    FileHandle.standardError.write(Data("cowatch: what to do: \(advice)\n".utf8))
+                }
+            }
         }
     }
 }

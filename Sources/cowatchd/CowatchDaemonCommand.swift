@@ -125,6 +125,15 @@ struct CowatchDaemonCommand: AsyncParsableCommand {
     var unmanaged = false
 
     @Option(name: .long, help: ArgumentHelp(
+        "With --host: ask the home router to forward the port (UPnP-IGD, NAT-PMP or PCP), renew it and remove it at exit: auto, upnp, natpmp, pcp or off (default: auto).",
+        valueName: "HOW"))
+    var mapPort: String?
+
+    @Option(name: .long, help: ArgumentHelp(
+        "With --host: the lease asked of the router, 30-86400 seconds, renewed at half (default: 3600).", valueName: "SECONDS"))
+    var mapLease: Double?
+
+    @Option(name: .long, help: ArgumentHelp(
         "With --host: a TLS certificate chain in PEM (e.g. Let's Encrypt's fullchain.pem) instead of the self-signed one.", valueName: "PATH"))
     var tlsCert: String?
 
@@ -247,6 +256,8 @@ struct CowatchDaemonCommand: AsyncParsableCommand {
         flags.seekTimeout = seekTimeout
         flags.managed = managed ? true : nil
         flags.unmanaged = unmanaged ? true : nil
+        flags.mapPort = mapPort
+        flags.mapLease = mapLease
         flags.tlsCert = tlsCert
         flags.tlsKey = tlsKey
         flags.roomSecretFile = roomSecretFile

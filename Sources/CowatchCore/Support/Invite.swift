@@ -1,7 +1,7 @@
 /// An invite link: where the room server is, which room, the room's secret and the server's
 /// certificate pin, in one line people can paste.
 ///
-///     cowatch://HOST[:PORT]/ROOM[?secret=SECRET][&fp=sha256:FINGERPRINT][&notls=1]
+///     cowatch://HOST[:PORT]/ROOM[?secret=SECRET][&fp=sha256:FINGERPRINT][&notls=1][&alt=HOST:PORT,…]
 ///
 /// - HOST: a DNS name (letters, digits, `-`, `.`, `_`; stored lowercased), an IPv4 address, or an
 ///   IPv6 address in brackets (`cowatch://[::1]:7433/room`; no zone ids).
@@ -12,13 +12,16 @@
 ///   no control characters, at most `maxSecretBytes` bytes.
 /// - `fp`: the server's `CertificateFingerprint` (`sha256:…`, base64url or hex).
 /// - `notls=1`: the server runs with `--no-tls`; refused together with `fp`.
+/// - `alt`: more addresses of the same server, comma-separated `HOST:PORT` (IPv6 in brackets),
+///   at most `maxAlternates`: a host at home offers its router's outside address, its global
+///   IPv6 address and its LAN address; a joining daemon races them in order.
 ///
 /// Unknown query keys are refused rather than ignored: a newer invite may carry an option that
 /// matters for security, and silently dropping it would be worse than asking the user to update.
 /// A key given twice, a fragment (`#…`), spaces or control characters anywhere are refused too.
 /// Leading and trailing whitespace (a pasted line break) is trimmed.
 ///
-/// `text` writes the canonical form (port always written, keys in the order secret, fp, notls);
+/// `text` writes the canonical form (port always written, keys in the order secret, fp, notls, alt);
 /// `parse(text)` of it gives the same invite back. `description` and `redacted` hide the secret:
 /// log those, never `text`.
 ///
@@ -33,12 +36,15 @@ public struct Invite: Sendable, Equatable, CustomStringConvertible {
     public var fingerprint: CertificateFingerprint?
     /// False for a server started with `--no-tls` (`notls=1`).
     public var tls: Bool
+    /// Other addresses of the same server, tried after `host:port` (`alt=`).
+    public var alternates: [Endpoint] = []
 
     public static let scheme = "cowatch"
     /// The port `cowatch-server --listen` and `cowatchd --host` use unless told otherwise.
     public static let defaultPort = 7433
     public static let maxSecretBytes = 256
     public static let maxTextLength = 2048
+    public static let maxAlternates = 4
 
     /// Does not validate: an invite made here with a bad host or room gives a `text` that
     /// `parse` refuses. Build invites from values that were checked already (the server's own
@@ -74,6 +80,9 @@ public struct Invite: Sendable, Equatable, CustomStringConvertible {
         if let secret { query.append("secret=" + secret) }
         if let fingerprint { query.append("fp=" + fingerprint.text) }
         if !tls { query.append("notls=1") }
+        if !alternates.isEmpty {
+            query.append("alt=" + alternates.map { Self.authority(host: $0.host, port: $0.port) }.joined(separator: ","))
+        }
         let base = "\(Self.scheme)://\(Self.authority(host: host, port: port))/\(room)"
         return query.isEmpty ? base : base + "?" + query.joined(separator: "&")
     }
@@ -189,8 +198,16 @@ public struct Invite: Sendable, Equatable, CustomStringConvertible {
             case "notls":
                 guard rawValue == "1" else { throw fail("notls must be 1, not \"\(rawValue.prefix(20))\"") }
                 invite.tls = false
+            case "alt":
+                let items = rawValue.split(separator: ",", omittingEmptySubsequences: false)
+                guard items.count <= maxAlternates else { throw fail("it has more than \(maxAlternates) other addresses (alt=)") }
+                for item in items {
+                    guard !item.isEmpty else { throw fail("alt= has an empty address") }
+                    let (host, port) = try parseAuthority(item)
+                    invite.alternates.append(Endpoint(host: host, port: port))
+                }
             default:
-                throw fail("it has the unknown option \"\(key.prefix(20))\" (a newer cowatch may understand it; known: secret, fp, notls)")
+                throw fail("it has the unknown option \"\(key.prefix(20))\" (a newer cowatch may understand it; known: secret, fp, notls, alt)")
             }
         }
         if !invite.tls && invite.fingerprint != nil {

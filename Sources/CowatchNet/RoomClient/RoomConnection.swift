@@ -31,35 +31,22 @@ public enum RoomConnection {
         case plaintext
     }
 
+    /// `alternates` are more addresses of the same server (an invite's `alt=`): they are raced
+    /// with `host:port` the way browsers race IPv6 and IPv4 — each starts `raceStagger` after
+    /// the one before it, or at once when that one failed — and the first connection wins;
+    /// `onReached` hears which one (only when there was a choice). When none can be reached the
+    /// error names each address with why it failed.
     public static func connect<Result: Sendable>(
-        host: String, port: Int, security: Security, logger: Logger,
+        host: String, port: Int, alternates: [Endpoint] = [], security: Security, logger: Logger,
+        onReached: (@Sendable (Endpoint) -> Void)? = nil,
         _ body: @Sendable (
             _ inbound: AsyncThrowingStream<ServerMessage, any Error>, _ send: @escaping Send, _ fingerprint: String
         ) async throws -> Result
     ) async throws -> Result {
-        let tls: PinnedTLS.Client?
-        if case .tls(let expected, let knownHosts) = security {
-            tls = try PinnedTLS.Client(host: host, port: port, expected: expected, knownHosts: knownHosts) { key in
-                // Trust on first use is only as good as a person comparing the key, once.
-                logger.warning("first connection to \(host):\(port): its key \(key.text) is trusted from now on; compare it with the one its host sees")
-            }
-        } else {
-            tls = nil
-        }
-        let channel: NIOAsyncChannel<ByteBuffer, ByteBuffer>
-        do {
-            channel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
-                .channelOption(.socketOption(.tcp_nodelay), value: 1)
-                .connectTimeout(.seconds(5))
-                .connect(host: host, port: port) { channel in
-                    channel.eventLoop.makeCompletedFuture {
-                        try tls?.addHandlers(to: channel)
-                        return try NIOAsyncChannel<ByteBuffer, ByteBuffer>(wrappingChannelSynchronously: channel)
-                    }
-                }
-        } catch {
-            throw CowatchError(.ioError, "cannot reach the room server at \(host):\(port): \(Self.describeConnectFailure(error))")
-        }
+        var endpoints = [Endpoint(host: host, port: port)]
+        for alternate in alternates where !endpoints.contains(alternate) { endpoints.append(alternate) }
+        let (channel, tls, reached) = try await race(endpoints, security: security, logger: logger)
+        if endpoints.count > 1 { onReached?(reached) }
         return try await channel.executeThenClose { inbound, outbound in
             let fingerprint = try await tls?.handshake().text ?? ""
             // Both bounded: a server that floods us, or one that stops reading, cannot grow us.
@@ -97,6 +84,89 @@ public enum RoomConnection {
                 }
                 return try await body(messages, { outgoingContinuation.yield($0) }, fingerprint)
             }
+        }
+    }
+}
+
+extension RoomConnection {
+    /// How long a connection attempt has before the next address is tried beside it.
+    static let raceStagger = 0.25
+
+    private typealias Opened = (channel: NIOAsyncChannel<ByteBuffer, ByteBuffer>, tls: PinnedTLS.Client?, endpoint: Endpoint)
+
+    /// The first of `endpoints` that connects; the others are closed (or never started).
+    private static func race(_ endpoints: [Endpoint], security: Security, logger: Logger) async throws -> Opened {
+        if endpoints.count == 1 { return try await open(endpoints[0], security: security, logger: logger) }
+        let failures = Locked<[Int: String]>([:])
+        let winner: Opened? = await withTaskGroup(of: Opened?.self) { group in
+            // Each attempt is released by a failure before it or by the stagger, whichever comes first.
+            let released = (0..<endpoints.count).map { _ in Reply<Void>() }
+            for (index, endpoint) in endpoints.enumerated() {
+                group.addTask {
+                    if index > 0 { await released[index - 1].wait(timeout: raceStagger, orElse: ()) }
+                    guard !Task.isCancelled else { return nil }
+                    do {
+                        return try await open(endpoint, security: security, logger: logger)
+                    } catch {
+                        failures.withLock { $0[index] = (error as? CowatchError)?.message ?? "\(error)" }
+                        released[index].resume(())
+                        return nil
+                    }
+                }
+            }
+            var first: Opened?
+            for await opened in group {
+                guard let opened else { continue }
+                if first == nil {
+                    first = opened
+                    group.cancelAll()
+                } else {
+                    // A slower connection that made it anyway: closed, properly.
+                    try? await opened.channel.executeThenClose { _, _ in }
+                }
+            }
+            return first
+        }
+        if let winner { return winner }
+        let said = failures.withLock { $0 }
+        let reasons = endpoints.indices.map { index in
+            "\(Invite.authority(host: endpoints[index].host, port: endpoints[index].port)) (\(said[index].map(Self.reason) ?? "not tried"))"
+        }
+        throw CowatchError(.ioError, "cannot reach the room server at any of its addresses: " + reasons.joined(separator: "; "))
+    }
+
+    /// The part of a connect failure after the address ("cannot reach … at X: refused" → "refused").
+    private static func reason(_ message: String) -> String {
+        guard let range = message.range(of: ": ") else { return message }
+        return String(message[range.upperBound...])
+    }
+
+    /// One TCP connection with the TLS handlers in place (the handshake runs later).
+    private static func open(_ endpoint: Endpoint, security: Security, logger: Logger) async throws -> Opened {
+        let host = endpoint.host
+        let port = endpoint.port
+        let tls: PinnedTLS.Client?
+        if case .tls(let expected, let knownHosts) = security {
+            tls = try PinnedTLS.Client(host: host, port: port, expected: expected, knownHosts: knownHosts) { key in
+                // Trust on first use is only as good as a person comparing the key, once.
+                logger.warning("first connection to \(host):\(port): its key \(key.text) is trusted from now on; compare it with the one its host sees")
+            }
+        } else {
+            tls = nil
+        }
+        do {
+            let channel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+                .channelOption(.socketOption(.tcp_nodelay), value: 1)
+                .connectTimeout(.seconds(5))
+                .connect(host: host, port: port) { channel in
+                    channel.eventLoop.makeCompletedFuture {
+                        try tls?.addHandlers(to: channel)
+                        return try NIOAsyncChannel<ByteBuffer, ByteBuffer>(wrappingChannelSynchronously: channel)
+                    }
+                }
+            return (channel, tls, endpoint)
+        } catch {
+            throw CowatchError(.ioError, "cannot reach the room server at \(Invite.authority(host: host, port: port)): \(Self.describeConnectFailure(error))")
         }
     }
 }

@@ -391,3 +391,10 @@ func monotonicSeconds() -> Double {
     clock_gettime(CLOCK_MONOTONIC, &spec)
     return Double(spec.tv_sec) + Double(spec.tv_nsec) * 1e-9
 }
+
+/// ServiceLifecycle logs each service's description at debug level when the group starts: the
+/// default one would print the configuration, the token key and the host's reserved-room token
+/// among it. Only where the server listens is said.
+extension RoomServer: CustomStringConvertible {
+    public var description: String { "RoomServer(\(Invite.authority(host: host, port: port)))" }
+}

@@ -9,7 +9,7 @@ import CowatchCore
 /// that hung up). Nothing outlives the wait: the timer is a child task, cancelled with it.
 ///
 /// Threading: any thread.
-final class Reply<Value: Sendable>: Sendable {
+public final class Reply<Value: Sendable>: Sendable {
     private struct State {
         var value: Value?
         var waiter: CheckedContinuation<Value, Never>?
@@ -17,10 +17,10 @@ final class Reply<Value: Sendable>: Sendable {
 
     private let state = Locked(State())
 
-    init() {}
+    public init() {}
 
     /// Delivers the value; later calls are ignored.
-    func resume(_ value: Value) {
+    public func resume(_ value: Value) {
         let waiter = state.withLock { state -> CheckedContinuation<Value, Never>? in
             guard state.value == nil else { return nil }
             state.value = value
@@ -31,10 +31,10 @@ final class Reply<Value: Sendable>: Sendable {
     }
 
     /// True once a value was delivered (or the wait gave up).
-    var isResolved: Bool { state.withLock { $0.value != nil } }
+    public var isResolved: Bool { state.withLock { $0.value != nil } }
 
     /// The value, or `orElse` after `timeout` seconds or on cancellation.
-    func wait(timeout: Double, orElse: Value) async -> Value {
+    public func wait(timeout: Double, orElse: Value) async -> Value {
         await withTaskGroup(of: Value.self) { group in
             group.addTask { await self.value(orElse: orElse) }
             group.addTask {

@@ -1,0 +1,187 @@
+import CowatchClient
+import Foundation
+
+/// A home network, its router and the internet, as three network namespaces on this machine:
+///
+///     home (192.168.77.2) ── router (192.168.77.1 | WAN) ── internet (WAN .2)
+///
+/// The router forwards and masquerades the home's traffic and runs Debian's `miniupnpd`
+/// (UPnP-IGD, NAT-PMP and PCP) over its own nftables tables, as a home router does. A WAN
+/// address in 100.64.0.0/10 stands for a router behind the provider's carrier-grade NAT.
+///
+/// Needs root, `ip`, `nft` and `miniupnpd` (`available` says); tests that use it are
+/// `.enabled(if: HomeNetwork.available)`. Threading: one test at a time per instance; `tearDown`
+/// (or deinit) removes the namespaces and stops the router.
+public final class HomeNetwork {
+    public let home: String
+    public let gateway: String
+    public let internet: String
+    public let wanAddress: String
+    public let homeAddress = "192.168.77.2"
+    public let lanGateway = "192.168.77.1"
+    public var friendAddress: String { wanPrefix + ".2" }
+    private var wanPrefix: String { String(wanAddress[..<wanAddress.lastIndex(of: ".")!]) }
+    private let directory: String
+    private var router: Process?
+
+    /// True when namespaces and the router can be made here.
+    public static var available: Bool {
+        getuid() == 0 && ["/usr/sbin/miniupnpd", "/usr/sbin/nft", "/usr/sbin/ip", "/sbin/ip"].filter { FileManager.default.isExecutableFile(atPath: $0) }.count >= 3
+    }
+
+    public init(wan: String = "5.5.5.1") throws {
+        let tag = String(UUID().uuidString.prefix(6)).lowercased()
+        home = "cwhome-\(tag)"
+        gateway = "cwgw-\(tag)"
+        internet = "cwnet-\(tag)"
+        wanAddress = wan
+        directory = DaemonProcess.makeDirectory()
+        for namespace in [home, gateway, internet] {
+            try Self.run(["ip", "netns", "add", namespace])
+            try Self.run(["ip", "-n", namespace, "link", "set", "lo", "up"])
+        }
+        try Self.run(["ip", "link", "add", "h0", "netns", home, "type", "veth", "peer", "name", "g0", "netns", gateway])
+        try Self.run(["ip", "link", "add", "g1", "netns", gateway, "type", "veth", "peer", "name", "n0", "netns", internet])
+        try Self.run(["ip", "-n", home, "addr", "add", homeAddress + "/24", "dev", "h0"])
+        try Self.run(["ip", "-n", home, "link", "set", "h0", "up"])
+        try Self.run(["ip", "-n", home, "route", "add", "default", "via", lanGateway])
+        try Self.run(["ip", "-n", gateway, "addr", "add", lanGateway + "/24", "dev", "g0"])
+        try Self.run(["ip", "-n", gateway, "link", "set", "g0", "up"])
+        try Self.run(["ip", "-n", gateway, "addr", "add", wan + "/24", "dev", "g1"])
+        try Self.run(["ip", "-n", gateway, "link", "set", "g1", "up"])
+        try Self.run(["ip", "-n", internet, "addr", "add", friendAddress + "/24", "dev", "n0"])
+        try Self.run(["ip", "-n", internet, "link", "set", "n0", "up"])
+        try Self.run(["ip", "netns", "exec", gateway, "sysctl", "-qw", "net.ipv4.ip_forward=1"])
+        // The router's firewall: the home goes out (masqueraded); in comes only what miniupnpd maps.
+        try Self.run(["ip", "netns", "exec", gateway, "nft", "-f", "-"], input: """
+            table inet cwfilter {
+              chain miniupnpd {
+              }
+              chain forward {
+                type filter hook forward priority 0; policy drop;
+                ct state established,related accept
+                iifname "g0" accept
+                jump miniupnpd
+              }
+            }
+            table inet cwnat {
+              chain prerouting_miniupnpd {
+              }
+              chain postrouting_miniupnpd {
+              }
+              chain prerouting {
+                type nat hook prerouting priority -100; policy accept;
+                jump prerouting_miniupnpd
+              }
+              chain postrouting {
+                type nat hook postrouting priority 100; policy accept;
+                oifname "g1" masquerade
+                jump postrouting_miniupnpd
+              }
+            }
+            """)
+    }
+
+    deinit { tearDown() }
+
+    /// Starts miniupnpd on the router (UPnP-IGD, NAT-PMP, PCP), leases down to 30 s.
+    public func startRouter() throws {
+        let config = directory + "/miniupnpd.conf"
+        try """
+            ext_ifname=g1
+            listening_ip=g0
+            http_port=5000
+            enable_natpmp=yes
+            enable_upnp=yes
+            secure_mode=yes
+            min_lifetime=30
+            uuid=3d3cec3a-8cf0-11e0-98ee-001a6bd2d07b
+            upnp_table_name=cwfilter
+            upnp_nat_table_name=cwnat
+            upnp_forward_chain=miniupnpd
+            upnp_nat_chain=prerouting_miniupnpd
+            upnp_nat_postrouting_chain=postrouting_miniupnpd
+            allow 1024-65535 192.168.77.0/24 1024-65535
+            deny 0-65535 0.0.0.0/0 0-65535
+
+            """.write(toFile: config, atomically: true, encoding: .utf8)
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/sbin/ip")
+        if !FileManager.default.isExecutableFile(atPath: "/usr/sbin/ip") { process.executableURL = URL(fileURLWithPath: "/sbin/ip") }
+        process.arguments = ["netns", "exec", gateway, "/usr/sbin/miniupnpd", "-d", "-f", config, "-P", directory + "/miniupnpd.pid"]
+        let log = directory + "/miniupnpd.log"
+        FileManager.default.createFile(atPath: log, contents: nil)
+        process.standardOutput = FileHandle(forWritingAtPath: log)
+        process.standardError = FileHandle(forWritingAtPath: log)
+        try process.run()
+        router = process
+        // Up once it listens for NAT-PMP/PCP (its last start-up line).
+        let deadline = monotonicNow() + 10
+        while monotonicNow() < deadline {
+            if routerLog.contains("Listening for NAT-PMP/PCP") { return }
+            guard process.isRunning else { throw TestFailure("miniupnpd exited: \(routerLog)") }
+            usleep(20_000)
+        }
+        throw TestFailure("miniupnpd did not start: \(routerLog)")
+    }
+
+    /// Stops miniupnpd at once, as a power cut would (its mappings stay in the firewall). SIGKILL:
+    /// a child of the test process may inherit a mask that blocks SIGTERM.
+    public func stopRouter() {
+        guard let router, router.isRunning else { return }
+        kill(router.processIdentifier, SIGKILL)
+        router.waitUntilExit()
+        self.router = nil
+    }
+
+    /// A router reboot: miniupnpd restarted with an empty firewall.
+    public func rebootRouter() throws {
+        stopRouter()
+        try Self.run(["ip", "netns", "exec", gateway, "nft", "flush", "chain", "inet", "cwnat", "prerouting_miniupnpd"])
+        try Self.run(["ip", "netns", "exec", gateway, "nft", "flush", "chain", "inet", "cwfilter", "miniupnpd"])
+        try startRouter()
+    }
+
+    /// The router's port forwardings now (its DNAT rules), as nft prints them.
+    public func forwardings() throws -> [String] {
+        let text = try Self.run(["ip", "netns", "exec", gateway, "nft", "list", "chain", "inet", "cwnat", "prerouting_miniupnpd"])
+        return text.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }.filter { $0.contains("dnat") }
+    }
+
+    public var routerLog: String { (try? String(contentsOfFile: directory + "/miniupnpd.log", encoding: .utf8)) ?? "" }
+
+    /// Runs a program in `namespace`: the launcher for `DaemonProcess`.
+    public func launcher(_ namespace: String) -> [String] {
+        [FileManager.default.isExecutableFile(atPath: "/usr/sbin/ip") ? "/usr/sbin/ip" : "/sbin/ip", "netns", "exec", namespace]
+    }
+
+    public func tearDown() {
+        stopRouter()
+        for namespace in [home, gateway, internet] { _ = try? Self.run(["ip", "netns", "del", namespace]) }
+    }
+
+    /// Runs a command to its end; throws with its output when it fails.
+    @discardableResult
+    static func run(_ arguments: [String], input: String? = nil) throws -> String {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = arguments
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = output
+        let feed = Pipe()
+        process.standardInput = input == nil ? FileHandle.nullDevice : feed
+        try process.run()
+        if let input {
+            feed.fileHandleForWriting.write(Data(input.utf8))
+            try? feed.fileHandleForWriting.close()
+        }
+        let data = output.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        let text = String(decoding: data, as: UTF8.self)
+        guard process.terminationStatus == 0 else {
+            throw TestFailure("\(arguments.joined(separator: " ")) failed (\(process.terminationStatus)): \(text)")
+        }
+        return text
+    }
+}

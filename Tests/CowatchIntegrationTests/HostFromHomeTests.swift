@@ -1,0 +1,123 @@
+import CowatchClient
+import CowatchCore
+import CowatchTestSupport
+import Foundation
+import Testing
+
+/// A host at home behind a real router (miniupnpd in a network namespace) and a friend on the
+/// "internet" namespace: the port is mapped, the invite names the router's outside address, the
+/// friend joins through it, the mapping is renewed after the router forgets it and removed at
+/// exit; without a router, or behind carrier-grade NAT, the report says so.
+@Suite("Hosting from home: port mapping through a real router", .serialized, .enabled(if: HomeNetwork.available))
+struct HostFromHomeTests {
+    /// `get_status`'s room.reachability.
+    static func reachability(_ daemon: DaemonProcess) throws -> JSONValue? {
+        try daemon.client().status().extra["room"]?["reachability"]
+    }
+
+    static func waitReachability(_ daemon: DaemonProcess, timeout: Double = 20, _ predicate: (JSONValue) -> Bool) throws -> JSONValue {
+        let deadline = monotonicNow() + timeout
+        var last: JSONValue?
+        while monotonicNow() < deadline {
+            last = try reachability(daemon)
+            if let last, predicate(last) { return last }
+            usleep(100_000)
+        }
+        throw TestFailure("reachability not as expected in \(timeout) s; last: \(String(describing: last)); log: \(daemon.stderr)")
+    }
+
+    static func host(_ network: HomeNetwork, media: String, _ arguments: [String]) throws -> DaemonProcess {
+        try DaemonProcess(
+            name: "hana", media: media, extraArguments: ["--host", "7433", "--room", "movie", "--no-osd"] + arguments,
+            launcher: network.launcher(network.home))
+    }
+
+    @Test("UPnP: the port is mapped, a friend on the internet joins through the invite, the mapping comes back after a router reboot and goes at exit")
+    func upnpEvening() throws {
+        let network = try HomeNetwork()
+        defer { network.tearDown() }
+        try network.startRouter()
+        let media = try TestMedia.audioVideo()
+        let host = try Self.host(network, media: media, ["--map-port", "upnp", "--map-lease", "30"])
+        defer { host.terminate() }
+        let mapped = try Self.waitReachability(host) { $0["state"] == "mapped" }
+        #expect(mapped["address"] == .string(network.wanAddress))
+        #expect(mapped["method"] == "upnp")
+        #expect(try network.forwardings().contains { $0.contains("dport 7433") && $0.contains(network.homeAddress) })
+        // The person was told, in words.
+        #expect(host.stderr.contains("friends can reach this machine at \(network.wanAddress):7433"))
+
+        // The invite names the router's outside address first, the LAN address after it.
+        let link = try #require(try host.client().request(.getInvite(host: nil))["invite"]?.stringValue)
+        let invite = try Invite.parse(link)
+        #expect(invite.host == network.wanAddress)
+        #expect(invite.alternates.contains(Endpoint(host: network.homeAddress, port: 7433)))
+
+        let friend = try DaemonProcess(
+            name: "finn", media: media, extraArguments: ["--join", link, "--no-osd"], launcher: network.launcher(network.internet))
+        defer { friend.terminate() }
+        try friend.client().waitForStatus(timeout: 20) { $0.extra["room"]?["session"] == "joined" }
+        _ = try friend.client().request(.play)
+        // Both play, together (a generous bound: the drift tests measure how close).
+        let together = try host.client().waitForStatus(timeout: 10) { !$0.paused && ($0.position ?? 0) > 1 }
+        let friendPosition = try friend.client().status().position ?? -1
+        #expect(abs(friendPosition - (together.position ?? 0)) < 1)
+
+        // The router reboots and forgets: the renewal (at half the 30 s lease) maps it again.
+        try network.rebootRouter()
+        #expect(try network.forwardings().isEmpty)
+        let deadline = monotonicNow() + 30
+        while try network.forwardings().isEmpty, monotonicNow() < deadline { usleep(250_000) }
+        #expect(try network.forwardings().contains { $0.contains("dport 7433") }, "not mapped again: \(host.stderr)")
+
+        // A clean exit removes the mapping.
+        #expect(host.terminate() == 0)
+        let left = try network.forwardings()
+        #expect(left.isEmpty, "left behind: \(left)")
+    }
+
+    @Test("NAT-PMP and PCP each map the port, say so, and remove it at exit", arguments: ["natpmp", "pcp"])
+    func eachProtocol(method: String) throws {
+        let network = try HomeNetwork()
+        defer { network.tearDown() }
+        try network.startRouter()
+        let host = try Self.host(network, media: try TestMedia.audioVideo(), ["--map-port", method, "--map-lease", "60"])
+        defer { host.terminate() }
+        let mapped = try Self.waitReachability(host) { $0["state"] == "mapped" }
+        #expect(mapped["method"] == .string(method))
+        #expect(mapped["address"] == .string(network.wanAddress))
+        #expect(mapped["lease"]?.numberValue.map { $0 >= 30 && $0 <= 60 } == true)
+        #expect(try network.forwardings().contains { $0.contains("dport 7433") })
+        #expect(host.terminate() == 0)
+        #expect(try network.forwardings().isEmpty)
+    }
+
+    @Test("without a router that answers, the report says so and what to do; the room works on the LAN")
+    func noGateway() throws {
+        let network = try HomeNetwork()
+        defer { network.tearDown() }
+        let host = try Self.host(network, media: try TestMedia.audioVideo(), [])
+        defer { host.terminate() }
+        let report = try Self.waitReachability(host, timeout: 30) { $0["state"] != "checking" }
+        #expect(report["state"] == "no-gateway")
+        #expect(report["advice"]?.stringValue?.contains("UPnP") == true)
+        #expect(host.stderr.contains("no router answered"))
+        // The invite still comes, with the LAN address.
+        let link = try #require(try host.client().request(.getInvite(host: nil))["invite"]?.stringValue)
+        #expect(try Invite.parse(link).host == network.homeAddress)
+    }
+
+    @Test("a router behind carrier-grade NAT: friends cannot reach this machine, and the report says why")
+    func carrierGradeNAT() throws {
+        let network = try HomeNetwork(wan: "100.64.0.1")
+        defer { network.tearDown() }
+        try network.startRouter()
+        let host = try Self.host(network, media: try TestMedia.audioVideo(), [])
+        defer { host.terminate() }
+        let report = try Self.waitReachability(host, timeout: 30) { $0["state"] != "checking" }
+        #expect(report["state"] == "carrier-grade-nat")
+        #expect(report["summary"]?.stringValue?.contains("100.64.0.1") == true)
+        #expect(report["advice"]?.stringValue?.contains("VPN") == true)
+        #expect(try network.forwardings().isEmpty)
+    }
+}

@@ -79,7 +79,7 @@ extension RoomSession {
     /// use, and the person's lines.
     func reachabilityJSON() -> JSONValue {
         guard let port = room.hostPort else { return .null }
-        let known = reachability ?? .notAsked
+        let known = reachability ?? (room.portMapping == .off ? .notAsked : .checking)
         var object: [String: JSONValue] = [
             "state": .string(known.state), "summary": .string(known.summary(port: port)),
             "advice": known.advice.map(JSONValue.string) ?? .null,

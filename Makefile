@@ -13,7 +13,7 @@ RELEASE_FLAGS := -c release --static-swift-stdlib
 # the debug build: BUILD_DIR=.build/debug).
 BUILD_DIR ?=
 
-.PHONY: deps build test demo bench clean release install uninstall deb
+.PHONY: deps test-deps build test demo bench clean release install uninstall deb
 
 # libmpv-dev (the player), ffmpeg (test films), openssl (a real TLS client and certificates for the
 # security tests) and redis-server (the cluster tests' room directory), from Debian, only when missing.
@@ -30,10 +30,22 @@ deps:
 	  $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $$missing >/dev/null; \
 	fi
 
+# The hosting-from-home tests' router: miniupnpd (UPnP-IGD, NAT-PMP, PCP) over nftables, in
+# network namespaces made with iproute2 (the tests are skipped, visibly, when not root).
+test-deps: deps
+	@missing=""; \
+	[ -x /usr/sbin/miniupnpd ] || missing="$$missing miniupnpd-nftables"; \
+	command -v nft >/dev/null || [ -x /usr/sbin/nft ] || missing="$$missing nftables"; \
+	command -v ip >/dev/null || [ -x /usr/sbin/ip ] || [ -x /sbin/ip ] || missing="$$missing iproute2"; \
+	if [ -n "$$missing" ] && [ "$$(id -u)" = 0 ]; then \
+	  echo "installing:$$missing"; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; \
+	fi
+
 build: deps
 	swift build
 
-test: deps
+test: test-deps
 	swift build --build-tests
 	# A short benchmark run first (debug build, 3 s per scenario): every scenario must run end to end.
 	.build/debug/cowatch-bench scenarios --duration 3 --only steady,steady-video,jitter,jitter-loss,wifi,asymmetric --out .build/bench-smoke

@@ -1,4 +1,3 @@
-import CowatchClient
 import CowatchCore
 import Foundation
 import CowatchMpv
@@ -109,7 +108,7 @@ public enum Daemon {
                     var mapping = PortMapperService.Settings(mode: room.portMapping, internalPort: port)
                     mapping.machine.lease = room.mapLease
                     services.append(.init(service: PortMapperService(
-                        settings: mapping, logger: logger, now: monotonicNow,
+                        settings: mapping, logger: logger, now: SystemClock.monotonicSeconds,
                         onReport: { reachability in await session.reachabilityChanged(reachability) })))
                 }
                 // Returning normally means "quit" (someone ended the activity and on-end is quit).

@@ -110,6 +110,14 @@ struct CowatchServer: AsyncParsableCommand {
         valueName: "N"))
     var realtimePriority: Int32?
 
+    @Option(help: ArgumentHelp(
+        "Ask the home router to forward the listening port (UPnP-IGD, NAT-PMP or PCP), renew it and remove it at exit: auto, upnp, natpmp, pcp or off (default: off).",
+        valueName: "HOW"))
+    var mapPort = "off"
+
+    @Option(help: ArgumentHelp("With --map-port: the lease asked of the router, 30-86400 seconds, renewed at half (default: 3600).", valueName: "SECONDS"))
+    var mapLease: Double = 3600
+
     @Option(help: ArgumentHelp("Log level on stderr: trace, debug, info, notice, warning, error, critical.", valueName: "LEVEL"))
     var logLevel = "warning"
 
@@ -209,12 +217,42 @@ struct CowatchServer: AsyncParsableCommand {
             }
             FileHandle.standardOutput.write(Data(lines.utf8))
         }
+        var services: [ServiceGroupConfiguration.ServiceConfiguration] = [.init(service: server)]
+        if let mapper = try portMapper(port: port, logger: logger) { services.append(.init(service: mapper)) }
         let group = ServiceGroup(
-            configuration: .init(services: [.init(service: server)], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
+            configuration: .init(services: services, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
         do {
             try await group.run()
         } catch let error as CowatchError {
             fail(error.message, code: 1)
+        }
+    }
+
+    /// `--map-port`: the service that keeps the port forwarded, saying on stdout (its first
+    /// report) whether friends can reach the server; nil when off. Exits 2 on a bad value.
+    func portMapper(port: Int, logger: Logger) throws -> PortMapperService? {
+        let mode: PortMappingMode
+        do {
+            mode = try PortMappingMode(parsing: mapPort)
+        } catch {
+            fail(error.message, code: 2)
+        }
+        guard mode != .off else { return nil }
+        guard (30...86_400).contains(mapLease) else { fail("--map-lease must be 30-86400 seconds", code: 2) }
+        guard port > 0 else { fail("--map-port needs a fixed --listen port", code: 2) }
+        var settings = PortMapperService.Settings(mode: mode, internalPort: port)
+        settings.machine.lease = mapLease
+        let said = Locked(false)
+        return PortMapperService(settings: settings, logger: logger, now: SystemClock.monotonicSeconds) { reachability in
+            guard reachability != .checking else { return }
+            var lines = "cowatch-server: \(reachability.summary(port: port))\n"
+            if let advice = reachability.advice { lines += "cowatch-server: what to do: \(advice)\n" }
+            // Every change is said; the first one on stdout, where scripts read the start-up lines.
+            if said.withLock({ let first = !$0; $0 = true; return first }) {
+                FileHandle.standardOutput.write(Data(lines.utf8))
+            } else {
+                logger.warning("\(lines.trimmingCharacters(in: .newlines))")
+            }
         }
     }
 

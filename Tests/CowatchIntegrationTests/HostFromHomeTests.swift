@@ -120,4 +120,38 @@ struct HostFromHomeTests {
         #expect(report["advice"]?.stringValue?.contains("VPN") == true)
         #expect(try network.forwardings().isEmpty)
     }
+
+    @Test("cowatch-server --map-port says on start whether friends can reach it, and removes the mapping at exit")
+    func standaloneServer() throws {
+        let network = try HomeNetwork()
+        defer { network.tearDown() }
+        try network.startRouter()
+        let directory = DaemonProcess.makeDirectory()
+        let server = Process()
+        let launcher = network.launcher(network.home)
+        server.executableURL = URL(fileURLWithPath: launcher[0])
+        server.arguments = Array(launcher.dropFirst()) + [
+            try Binaries.path("cowatch-server"), "--listen", "0.0.0.0:7433", "--state-dir", directory, "--map-port", "natpmp",
+        ]
+        let output = directory + "/stdout"
+        FileManager.default.createFile(atPath: output, contents: nil)
+        server.standardOutput = FileHandle(forWritingAtPath: output)
+        server.standardError = FileHandle(forWritingAtPath: directory + "/stderr")
+        try server.run()
+        defer { if server.isRunning { kill(server.processIdentifier, SIGKILL) } }
+        let said = "cowatch-server: friends can reach this machine at \(network.wanAddress):7433"
+        let deadline = monotonicNow() + 20
+        var text = ""
+        while monotonicNow() < deadline {
+            text = (try? String(contentsOfFile: output, encoding: .utf8)) ?? ""
+            if text.contains(said) { break }
+            usleep(100_000)
+        }
+        #expect(text.contains(said), "\(text)")
+        #expect(try network.forwardings().contains { $0.contains("dport 7433") })
+        server.interrupt()
+        server.waitUntilExit()
+        #expect(server.terminationStatus == 0)
+        #expect(try network.forwardings().isEmpty)
+    }
 }

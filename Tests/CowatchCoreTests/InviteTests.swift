@@ -129,7 +129,23 @@ struct InviteTests {
         ("cowatch://h/r?secret=a\u{7F}", "control character"),
         ("cowatch://h/r\n?secret=a", "control character"),
         ("cowatch://h/r?secret=" + String(repeating: "x", count: 2100), "longer than 2048"),
+        ("cowatch://h/r?alt=", "empty address"),
+        ("cowatch://h/r?alt=a:1,,b:2", "empty address"),
+        ("cowatch://h/r?alt=a:1,b:2,c:3,d:4,e:5", "more than 4"),
+        ("cowatch://h/r?alt=::1:80", "brackets"),
+        ("cowatch://h/r?alt=a:0", "port"),
+        ("cowatch://h/r?alt=us@a:1", "user information"),
+        ("cowatch://h/r?alt=a:1&alt=b:2", "given twice"),
     ]
+
+    @Test("alt= carries more addresses of the server, in order, and round-trips")
+    func alternates() throws {
+        let invite = try Invite.parse("cowatch://5.5.5.1:7433/movie?alt=[2001:db8::2]:7433,192.168.1.20")
+        #expect(invite.host == "5.5.5.1")
+        #expect(invite.alternates == [Endpoint(host: "2001:db8::2", port: 7433), Endpoint(host: "192.168.1.20", port: 7433)])
+        #expect(invite.text == "cowatch://5.5.5.1:7433/movie?alt=[2001:db8::2]:7433,192.168.1.20:7433")
+        #expect(try Invite.parse(invite.text) == invite)
+    }
 
     @Test("refuses each defect with invalid-invite and a reason", arguments: defects)
     func refuses(text: String, reason: String) {

@@ -109,7 +109,8 @@ public enum Daemon {
                     mapping.machine.lease = room.mapLease
                     services.append(.init(service: PortMapperService(
                         settings: mapping, logger: logger, now: SystemClock.monotonicSeconds,
-                        onReport: { reachability in await session.reachabilityChanged(reachability) })))
+                        onReport: { reachability in await session.reachabilityChanged(reachability) },
+                        onReportIPv6: { reachability in await session.reachabilityIPv6Changed(reachability) })))
                 }
                 // Returning normally means "quit" (someone ended the activity and on-end is quit).
                 services.append(.init(

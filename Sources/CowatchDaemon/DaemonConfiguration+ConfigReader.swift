@@ -1,5 +1,6 @@
 import Configuration
 import CowatchCore
+import CowatchNet
 import Foundation
 import SystemPackage
 
@@ -280,7 +281,8 @@ extension DaemonConfiguration {
     }
 
     /// `host`, `join`, `room` and the `drift.*` keys. `--host [ADDR:]PORT` runs the room server
-    /// inside this daemon (default address 0.0.0.0) and joins it over loopback.
+    /// inside this daemon (default address `::`, every IPv6 and IPv4 address, where the machine
+    /// has IPv6; else 0.0.0.0) and joins it over loopback.
     static func loadRoom(_ layered: LayeredConfig) throws(CowatchError) -> RoomSettings? {
         let host = try layered.string("host")
         let join = try layered.string("join")
@@ -295,7 +297,7 @@ extension DaemonConfiguration {
         case (.some, .some):
             throw CowatchError(.invalidConfiguration, "use either --host or --join, not both")
         case (let host?, nil):
-            let endpoint = try Endpoint(parsing: host, defaultHost: "0.0.0.0")
+            let endpoint = try Endpoint(parsing: host, defaultHost: LocalNetwork.anyAddress)
             guard endpoint.port > 0 else {
                 throw CowatchError(.invalidConfiguration, "--host needs a fixed port that others can --join")
             }

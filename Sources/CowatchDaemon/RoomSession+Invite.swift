@@ -33,7 +33,10 @@ extension RoomSession {
                 address = lan ?? ProcessInfo.processInfo.hostName
             }
             if hosting, host == nil, let hostPort = room.hostPort {
-                let others = LocalNetwork.globalIPv6().map(\.description) + LocalNetwork.vpnAddresses().map(\.address.description)
+                // The address the router opened its IPv6 firewall for goes first.
+                let pinholed = reachabilityIPv6?.publicAddress.map { [$0.description] } ?? []
+                let others = pinholed + LocalNetwork.globalIPv6().map(\.description).filter { !pinholed.contains($0) }
+                    + LocalNetwork.vpnAddresses().map(\.address.description)
                 // IPv6 first, as browsers prefer it; the router's address stays the first tried.
                 alternates.insert(contentsOf: others.filter { $0 != address }.map { Endpoint(host: $0, port: hostPort) }, at: 0)
             }
@@ -75,6 +78,17 @@ extension RoomSession {
         announceInvite()
     }
 
+    /// Hosting: what the router said of an IPv6 pinhole for our port (logged on each change).
+    ///
+    /// Threading: actor-isolated.
+    func reachabilityIPv6Changed(_ new: Reachability) {
+        guard new != .checking, new != reachabilityIPv6, let port = room.hostPort else { return }
+        reachabilityIPv6 = new
+        let line = new.reachable ? new.summary(port: port) : "IPv6: " + new.summary(port: port)
+        logger.warning("\(line)")
+        // An invite already given keeps working; a new one names the opened address first.
+    }
+
     /// The `reachability` object of `get_status` (hosting only): state, the address friends
     /// use, and the person's lines.
     func reachabilityJSON() -> JSONValue {
@@ -90,6 +104,12 @@ extension RoomSession {
             object["external_port"] = .number(Double(mapping.externalPort))
             object["lease"] = .number(mapping.lease)
             object["gateway"] = .string(mapping.gateway)
+        }
+        if let ipv6 = reachabilityIPv6 {
+            object["ipv6"] = [
+                "state": .string(ipv6.state), "summary": .string(ipv6.summary(port: port)),
+                "address": ipv6.publicAddress.map { .string($0.description) } ?? .null,
+            ]
         }
         return .object(object)
     }

@@ -49,6 +49,8 @@ actor RoomSession {
     var invitePrinted = false
     /// Hosting with `--map-port`: what the port mapper found (nil until it says).
     var reachability: Reachability?
+    /// Hosting: what the router said of an IPv6 firewall pinhole (nil when none was asked).
+    var reachabilityIPv6: Reachability?
     /// Why the last attempt to reach the server failed, said out loud once per cause (retries of
     /// the same one stay quiet); cleared once in the room. Also `room.last_error` in `get_status`.
     var connectFailure: CowatchError?

@@ -19,10 +19,15 @@ public final class HomeNetwork {
     public let wanAddress: String
     public let homeAddress = "192.168.77.2"
     public let lanGateway = "192.168.77.1"
+    /// IPv6 (documentation prefixes, routed; no NAT): the home's global address and its router.
+    public let homeIPv6 = "2001:db8:77::2"
+    public let lanGatewayIPv6 = "2001:db8:77::1"
+    public let friendIPv6 = "2001:db8:55::2"
     public var friendAddress: String { wanPrefix + ".2" }
     private var wanPrefix: String { String(wanAddress[..<wanAddress.lastIndex(of: ".")!]) }
     private let directory: String
     private var router: Process?
+    private var routerIPv6 = false
 
     /// True when namespaces and the router can be made here.
     public static var available: Bool {
@@ -52,6 +57,14 @@ public final class HomeNetwork {
         try Self.run(["ip", "-n", internet, "addr", "add", friendAddress + "/24", "dev", "n0"])
         try Self.run(["ip", "-n", internet, "link", "set", "n0", "up"])
         try Self.run(["ip", "netns", "exec", gateway, "sysctl", "-qw", "net.ipv4.ip_forward=1"])
+        // IPv6 without NAT: the router forwards, and its firewall lets in only what PCP opens.
+        try Self.run(["ip", "-n", home, "addr", "add", homeIPv6 + "/64", "dev", "h0", "nodad"])
+        try Self.run(["ip", "-n", gateway, "addr", "add", lanGatewayIPv6 + "/64", "dev", "g0", "nodad"])
+        try Self.run(["ip", "-n", gateway, "addr", "add", "2001:db8:55::1/64", "dev", "g1", "nodad"])
+        try Self.run(["ip", "-n", internet, "addr", "add", friendIPv6 + "/64", "dev", "n0", "nodad"])
+        try Self.run(["ip", "-n", home, "-6", "route", "add", "default", "via", lanGatewayIPv6])
+        try Self.run(["ip", "-n", internet, "-6", "route", "add", "2001:db8:77::/64", "via", "2001:db8:55::1"])
+        try Self.run(["ip", "netns", "exec", gateway, "sysctl", "-qw", "net.ipv6.conf.all.forwarding=1"])
         // The router's firewall: the home goes out (masqueraded); in comes only what miniupnpd maps.
         try Self.run(["ip", "netns", "exec", gateway, "nft", "-f", "-"], input: """
             table inet cwfilter {
@@ -84,12 +97,16 @@ public final class HomeNetwork {
 
     deinit { tearDown() }
 
-    /// Starts miniupnpd on the router (UPnP-IGD, NAT-PMP, PCP), leases down to 30 s.
-    public func startRouter() throws {
+    /// Starts miniupnpd on the router (UPnP-IGD, NAT-PMP, PCP), leases down to 30 s. With
+    /// `ipv6`, it also opens IPv6 pinholes by PCP — and then serves UPnP's HTTP on its IPv6
+    /// address only (miniupnpd 2.3.1's way), so UPnP over IPv4 needs it off.
+    public func startRouter(ipv6: Bool = false) throws {
+        routerIPv6 = ipv6
         let config = directory + "/miniupnpd.conf"
         try """
             ext_ifname=g1
             listening_ip=g0
+            \(ipv6 ? "ipv6_listening_ip=\(lanGatewayIPv6)\next_ifname6=g1" : "ipv6_disable=yes")
             http_port=5000
             enable_natpmp=yes
             enable_upnp=yes
@@ -139,7 +156,13 @@ public final class HomeNetwork {
         stopRouter()
         try Self.run(["ip", "netns", "exec", gateway, "nft", "flush", "chain", "inet", "cwnat", "prerouting_miniupnpd"])
         try Self.run(["ip", "netns", "exec", gateway, "nft", "flush", "chain", "inet", "cwfilter", "miniupnpd"])
-        try startRouter()
+        try startRouter(ipv6: routerIPv6)
+    }
+
+    /// The router's IPv6 firewall pinholes now (accept rules for an IPv6 destination).
+    public func pinholes() throws -> [String] {
+        let text = try Self.run(["ip", "netns", "exec", gateway, "nft", "list", "chain", "inet", "cwfilter", "miniupnpd"])
+        return text.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }.filter { $0.contains("@nh,192,128") }
     }
 
     /// The router's port forwardings now (its DNAT rules), as nft prints them.

@@ -154,4 +154,30 @@ struct HostFromHomeTests {
         #expect(server.terminationStatus == 0)
         #expect(try network.forwardings().isEmpty)
     }
+
+    @Test("IPv6: PCP opens a pinhole in the router's firewall for the host's global address; a friend joins over IPv6; it closes at exit")
+    func ipv6Pinhole() throws {
+        let network = try HomeNetwork()
+        defer { network.tearDown() }
+        try network.startRouter(ipv6: true)
+        let media = try TestMedia.audioVideo()
+        let host = try Self.host(network, media: media, ["--map-port", "pcp", "--map-lease", "60"])
+        defer { host.terminate() }
+        let report = try Self.waitReachability(host) { $0["ipv6"]?["state"] == "mapped" && $0["state"] == "mapped" }
+        #expect(report["ipv6"]?["address"] == .string(network.homeIPv6))
+        #expect(try network.pinholes().contains { $0.contains("dport 7433") })
+        // The invite offers the opened IPv6 address among its alternates, first of them.
+        let link = try #require(try host.client().request(.getInvite(host: nil))["invite"]?.stringValue)
+        var invite = try Invite.parse(link)
+        #expect(invite.alternates.first == Endpoint(host: network.homeIPv6, port: 7433))
+        // Over IPv6 alone: the friend reaches the host through the pinhole.
+        invite.host = network.homeIPv6
+        invite.alternates = []
+        let friend = try DaemonProcess(
+            name: "finn", media: media, extraArguments: ["--join", invite.text, "--no-osd"], launcher: network.launcher(network.internet))
+        defer { friend.terminate() }
+        try friend.client().waitForStatus(timeout: 20) { $0.extra["room"]?["session"] == "joined" }
+        #expect(host.terminate() == 0)
+        #expect(try network.pinholes().isEmpty)
+    }
 }

@@ -90,6 +90,10 @@ public enum Reachability: Sendable, Equatable {
             return "friends can reach this machine at \(Invite.authority(host: address.description, port: port)) (a public address of its own)"
         case .mapped(let mapping):
             let lease = mapping.lease > 0 ? "for \(Self.duration(mapping.lease)), renewed while running" : "until this server stops"
+            if !mapping.externalAddress.isIPv4 {
+                return "friends with IPv6 can reach this machine at \(Invite.authority(host: mapping.externalAddress.description, port: mapping.externalPort)) "
+                    + "(the router \(mapping.gateway) opened its firewall for it by \(mapping.method) \(lease))"
+            }
             return "friends can reach this machine at \(Invite.authority(host: mapping.externalAddress.description, port: mapping.externalPort)) "
                 + "(the router \(mapping.gateway) forwards it by \(mapping.method) \(lease))"
         case .carrierGradeNAT(let outside, _):

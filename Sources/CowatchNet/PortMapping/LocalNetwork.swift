@@ -17,6 +17,18 @@ public enum LocalNetwork {
         public var isLoopback: Bool
     }
 
+    /// The address a server listens on to be reached at every address: `::` (IPv6 and, through
+    /// IPv4-mapped addresses, IPv4) where this machine has IPv6 and sockets on `::` take IPv4
+    /// too; else `0.0.0.0`.
+    public static var anyAddress: String {
+        let descriptor = socket(AF_INET6, Int32(SOCK_STREAM.rawValue), 0)
+        guard descriptor >= 0 else { return "0.0.0.0" }
+        close(descriptor)
+        let only = (try? String(contentsOfFile: "/proc/sys/net/ipv6/bindv6only", encoding: .utf8))?
+            .trimmingCharacters(in: .whitespacesAndNewlines)
+        return only == "0" ? "::" : "0.0.0.0"
+    }
+
     /// Every address of every interface that is up, IPv4 first, in the kernel's order.
     public static func addresses() -> [InterfaceAddress] {
         var list: UnsafeMutablePointer<ifaddrs>?
@@ -80,6 +92,32 @@ public enum LocalNetwork {
     public static func defaultGatewayIPv4(routeTable: String? = nil) -> IPAddressBytes? {
         guard let table = routeTable ?? (try? String(contentsOfFile: "/proc/net/route", encoding: .utf8)) else { return nil }
         return parseDefaultGateway(table)
+    }
+
+    /// The default IPv6 route's next hop from the kernel's table, or nil.
+    public static func defaultGatewayIPv6(routeTable: String? = nil) -> IPAddressBytes? {
+        guard let table = routeTable ?? (try? String(contentsOfFile: "/proc/net/ipv6_route", encoding: .utf8)) else { return nil }
+        return parseDefaultGatewayIPv6(table)
+    }
+
+    /// Reads `/proc/net/ipv6_route`'s text: the next hop of the first route to ::/0 that has one.
+    static func parseDefaultGatewayIPv6(_ table: String) -> IPAddressBytes? {
+        for line in table.split(separator: "\n").prefix(4096) {
+            let fields = line.split(whereSeparator: { $0 == " " || $0 == "\t" })
+            guard fields.count >= 10, fields[0].allSatisfy({ $0 == "0" }), fields[1] == "00",
+                fields[4].utf8.count == 32, !fields[4].allSatisfy({ $0 == "0" })
+            else { continue }
+            var bytes: [UInt8] = []
+            var index = fields[4].startIndex
+            while index < fields[4].endIndex {
+                let next = fields[4].index(index, offsetBy: 2)
+                guard let byte = UInt8(fields[4][index..<next], radix: 16) else { return nil }
+                bytes.append(byte)
+                index = next
+            }
+            return IPAddressBytes(bytes16: bytes)
+        }
+        return nil
     }
 
     /// Reads `/proc/net/route`'s text: the gateway of the first up route to 0.0.0.0/0.

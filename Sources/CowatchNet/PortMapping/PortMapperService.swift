@@ -19,6 +19,11 @@ public struct PortMapperService: Service {
         public var gateway: IPAddressBytes?
         /// Whether a public address of this machine's own makes mapping needless (default true).
         public var trustOwnPublicAddress = true
+        /// Also ask, by PCP, for a pinhole in the router's IPv6 firewall when this machine has a
+        /// global IPv6 address and the mode allows PCP (default true).
+        public var ipv6Pinhole = true
+        /// The IPv6 router to ask (tests); nil: the default IPv6 route's next hop.
+        public var gatewayIPv6: IPAddressBytes?
 
         public init(mode: PortMappingMode, internalPort: Int) {
             self.mode = mode
@@ -33,22 +38,52 @@ public struct PortMapperService: Service {
     let logger: Logger
     let now: @Sendable () -> Double
     let onReport: @Sendable (Reachability) async -> Void
+    let onReportIPv6: (@Sendable (Reachability) async -> Void)?
 
+    /// `onReportIPv6`, when given, hears the IPv6 pinhole's reachability (asked only when this
+    /// machine has a global IPv6 address and an IPv6 router that is not link-local).
     public init(
         settings: Settings, logger: Logger, now: @escaping @Sendable () -> Double,
-        onReport: @escaping @Sendable (Reachability) async -> Void
+        onReport: @escaping @Sendable (Reachability) async -> Void,
+        onReportIPv6: (@Sendable (Reachability) async -> Void)? = nil
     ) {
         self.settings = settings
         self.logger = logger
         self.now = now
         self.onReport = onReport
+        self.onReportIPv6 = onReportIPv6
     }
 
     public func run() async throws {
-        let loop = PortMapperLoop(service: self)
-        await cancelWhenGracefulShutdown { await loop.run() }
-        // Graceful shutdown (or cancellation): the mapping goes, within a deadline.
-        await loop.stop()
+        var loops = [
+            PortMapperLoop(
+                service: self, mode: settings.mode, gateway: settings.gateway,
+                ownPublicAddress: settings.trustOwnPublicAddress ? LocalNetwork.publicIPv4() : nil, onReport: onReport)
+        ]
+        if let pinhole = ipv6PinholeGateway(), let onReportIPv6 {
+            loops.append(PortMapperLoop(service: self, mode: .only(.pcp), gateway: pinhole, ownPublicAddress: nil, onReport: onReportIPv6))
+        }
+        let running = loops
+        await cancelWhenGracefulShutdown {
+            await withTaskGroup(of: Void.self) { group in
+                for loop in running { group.addTask { await loop.run() } }
+            }
+        }
+        // Graceful shutdown (or cancellation): the mappings go, within a deadline.
+        for loop in loops { await loop.stop() }
+    }
+
+    /// The IPv6 router to ask for a pinhole, when one should be asked.
+    func ipv6PinholeGateway() -> IPAddressBytes? {
+        guard settings.ipv6Pinhole, settings.mode.methods.contains(.pcp), !LocalNetwork.globalIPv6().isEmpty,
+            let router = settings.gatewayIPv6 ?? LocalNetwork.defaultGatewayIPv6()
+        else { return nil }
+        guard !router.isLinkLocal else {
+            // PCP to a link-local router needs its interface named; not done yet.
+            logger.debug("the IPv6 router is link-local: no pinhole asked", metadata: ["cowatch.map.router": "\(router)"])
+            return nil
+        }
+        return router
     }
 }
 
@@ -58,19 +93,25 @@ private actor PortMapperLoop {
     let service: PortMapperService
     var machine: PortMappingMachine
     let clients: GatewayClients
+    let ownPublicAddress: IPAddressBytes?
+    let onReport: @Sendable (Reachability) async -> Void
     var wakeAt: Double?
 
-    init(service: PortMapperService) {
+    init(
+        service: PortMapperService, mode: PortMappingMode, gateway: IPAddressBytes?, ownPublicAddress: IPAddressBytes?,
+        onReport: @escaping @Sendable (Reachability) async -> Void
+    ) {
         self.service = service
-        machine = PortMappingMachine(mode: service.settings.mode, configuration: service.settings.machine)
+        self.ownPublicAddress = ownPublicAddress
+        self.onReport = onReport
+        machine = PortMappingMachine(mode: mode, configuration: service.settings.machine)
         clients = GatewayClients(
             request: .init(internalPort: service.settings.internalPort, lease: service.settings.machine.lease),
-            gateway: service.settings.gateway, logger: service.logger)
+            gateway: gateway, logger: service.logger)
     }
 
     func run() async {
-        let own = service.settings.trustOwnPublicAddress ? LocalNetwork.publicIPv4() : nil
-        var queue = machine.start(publicAddress: own, now: service.now())
+        var queue = machine.start(publicAddress: ownPublicAddress, now: service.now())
         while !Task.isCancelled {
             while let action = queue.first {
                 queue.removeFirst()
@@ -83,7 +124,7 @@ private actor PortMapperLoop {
                     await clients.remove(mapping)
                 case .report(let reachability):
                     service.logger.debug("reachability", metadata: ["cowatch.map.state": "\(reachability.state)"])
-                    await service.onReport(reachability)
+                    await onReport(reachability)
                 case .wake(let at):
                     wakeAt = at
                 }

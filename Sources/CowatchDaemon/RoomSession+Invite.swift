@@ -28,17 +28,19 @@ extension RoomSession {
             if hosting, host == nil, let outside = reachability?.publicAddress {
                 address = outside.description
                 if case .mapped(let mapping)? = reachability { port = mapping.externalPort }
-                if let lan, lan != address, let hostPort = room.hostPort { alternates.append(Endpoint(host: lan, port: hostPort)) }
             } else {
                 address = lan ?? ProcessInfo.processInfo.hostName
             }
             if hosting, host == nil, let hostPort = room.hostPort {
-                // The address the router opened its IPv6 firewall for goes first.
+                // In this order, as long as there is room: the IPv6 address the router opened
+                // (friends with IPv6), the LAN address (friends at home), other global IPv6
+                // addresses, then VPN addresses (friends in the same Tailscale or WireGuard).
                 let pinholed = reachabilityIPv6?.publicAddress.map { [$0.description] } ?? []
-                let others = pinholed + LocalNetwork.globalIPv6().map(\.description).filter { !pinholed.contains($0) }
+                let candidates = pinholed + (lan.map { [$0] } ?? []) + LocalNetwork.globalIPv6().map(\.description)
                     + LocalNetwork.vpnAddresses().map(\.address.description)
-                // IPv6 first, as browsers prefer it; the router's address stays the first tried.
-                alternates.insert(contentsOf: others.filter { $0 != address }.map { Endpoint(host: $0, port: hostPort) }, at: 0)
+                for candidate in candidates where candidate != address && !alternates.contains(where: { $0.host == candidate }) {
+                    alternates.append(Endpoint(host: candidate, port: hostPort))
+                }
             }
         }
         let fingerprint = room.tls ? serverFingerprint : nil

@@ -66,7 +66,7 @@ struct InviteLink: ParsableCommand {
         commandName: "invite",
         abstract: "Print the invite link to this room: a friend runs cowatchd --join 'LINK' --media FILM. It holds the room secret: give it to friends only.")
     @OptionGroup var connection: ConnectionOptions
-    @Option(help: ArgumentHelp("The server's address as friends reach it (default: the one joined, or this machine's name when hosting).", valueName: "HOST"))
+    @Option(help: ArgumentHelp("The server's address as friends reach it (default: the one joined, or when hosting the router's outside address once it forwards the port, else this machine's LAN address); a given host means no alt= addresses.", valueName: "HOST"))
     var host: String?
 
     func run() throws {

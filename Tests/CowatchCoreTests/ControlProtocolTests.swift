@@ -10,7 +10,19 @@ struct ControlProtocolTests {
         .setRole(name: "bob", role: .operator), .setRole(name: "bob-2", role: .member), .kick(name: "eve.x"), .acceptOpen,
         .attach(path: "/home/a/night.srt", name: nil, meta: nil), .attach(path: "/x y/z", name: "Z.ass", meta: ["kind": "subtitles"]),
         .getAttachments, .detach("abcd"), .detach(String(repeating: "0f", count: 32)), .fetch(id: "12345678", path: "/tmp/out"),
+        .fetch(id: "12345678", path: "/tmp/out", force: true), .end,
+        .open(.init(url: "https://example.org/film.mkv", title: "Film", type: .listen, fallbackURL: "/media/film.mkv")),
+        .open(.init(url: "/media/a b.mkv")), .setReady(true), .setReady(false), .setWaitForMe(false), .setWaitForMe(true),
+        .getInvite(host: nil), .getInvite(host: "203.0.113.7"), .chat("héllo, \"friends\""), .getChat,
+        .sendMessage(.init(topic: "game", payload: ["move": 3], to: ["bob"], reliable: false)),
+        .sendMessage(.init(topic: "t", payload: .null)), .showRoom,
     ]
+
+    @Test("the round-trip list holds every command name the daemon knows")
+    func everyNameCovered() {
+        let covered = Set(Self.everyCommand.map(\.name))
+        #expect(covered == Set(ControlCommand.names), "missing: \(Set(ControlCommand.names).subtracting(covered).sorted())")
+    }
 
     @Test("every command round-trips through its JSON line", arguments: everyCommand)
     func roundTrip(command: ControlCommand) throws {

@@ -110,10 +110,16 @@ struct RoomSequencerTests: SequencerTesting {
         #expect(timeline?.position == 33.36)
         #expect(timeline?.playing == false)
         #expect(timeline?.reference == 40)
-        guard case .applied(_, let notice, let id, _) = messages(outputs, to: 2).first else { return }
+        guard case .applied(_, let notice, let id, _) = messages(outputs, to: 2).first else {
+            Issue.record("no applied for the pauser: \(outputs)")
+            return
+        }
         #expect(notice == Notice(actor: "bob", action: .pause, position: 33.36))
         #expect(id == 2)
-        guard case .applied(_, _, let otherID, _) = messages(outputs, to: 1).first else { return }
+        guard case .applied(_, _, let otherID, _) = messages(outputs, to: 1).first else {
+            Issue.record("no applied for the other: \(outputs)")
+            return
+        }
         #expect(otherID == nil)
     }
 
@@ -215,7 +221,10 @@ struct RoomSequencerTests: SequencerTesting {
         // An existing room ignores a joiner's memory: joining never moves the others.
         sequencer.connected(2, now: 510)
         let second = sequencer.enter(.hello(.init(room: "r", name: "b", resume: .init(position: 1, playing: false, rate: 1))), from: 2, now: 510)
-        guard case .welcome(let other) = messages(second, to: 2).first else { return }
+        guard case .welcome(let other) = messages(second, to: 2).first else {
+            Issue.record("no welcome for the joiner: \(second)")
+            return
+        }
         #expect(other.timeline == welcome.timeline)
     }
 

@@ -65,6 +65,11 @@ struct CowatchDaemonCommand: AsyncParsableCommand {
         valueName: "HOST:PORT|INVITE"))
     var join: String?
 
+    @Option(name: .long, help: ArgumentHelp(
+        "Read the invite to join from this file (the host's invite-ROOM.txt or a bare link; 0600 when it holds a secret), or from standard input with -: the secret stays off the command line.",
+        valueName: "PATH|-"))
+    var joinFile: String?
+
     @Flag(name: .customLong("no-tls"), help: "Room link without TLS: neither encrypted nor authenticated. For loopback and tests only.")
     var noTLS = false
 
@@ -221,6 +226,8 @@ struct CowatchDaemonCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
+        // An invite's secret on our command line is visible to every local user: gone at once.
+        SecretArguments.scrub()
         var flags = DaemonFlags()
         flags.media = media ?? positionalMedia
         flags.name = name
@@ -232,6 +239,15 @@ struct CowatchDaemonCommand: AsyncParsableCommand {
         flags.logLevel = logLevel
         flags.host = host
         flags.join = join
+        if let joinFile {
+            do {
+                guard join == nil else { throw CowatchError(.invalidConfiguration, "use either --join or --join-file, not both") }
+                flags.join = try InviteFileReader.read(path: joinFile)
+            } catch let error as CowatchError {
+                FileHandle.standardError.write(Data("cowatchd: \(error.message)\n".utf8))
+                throw ExitCode(error.code == .unsafePath ? 1 : 2)
+            }
+        }
         flags.noTLS = noTLS ? true : nil
         flags.room = room
         flags.title = title

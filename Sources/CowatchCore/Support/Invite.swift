@@ -87,6 +87,22 @@ public struct Invite: Sendable, Equatable, CustomStringConvertible {
         return query.isEmpty ? base : base + "?" + query.joined(separator: "&")
     }
 
+    /// The first `cowatch://` link in `text` (a bare link, or the host's kept line
+    /// `cowatchd --join '…' --media FILM`), up to the next space or quote; nil when there is none.
+    /// Not checked: `parse` it.
+    public static func findLink(in text: String) -> String? {
+        let bytes = Array(text.utf8)
+        let needle = Array((scheme + "://").utf8)
+        guard bytes.count >= needle.count else { return nil }
+        // ASCII case-insensitively: a link pasted as COWATCH:// is still one.
+        let lowered = bytes.map { (0x41...0x5A).contains($0) ? $0 + 0x20 : $0 }
+        guard let start = (0...(bytes.count - needle.count)).first(where: { Array(lowered[$0..<($0 + needle.count)]) == needle })
+        else { return nil }
+        let stops: Set<UInt8> = [0x20, 0x27, 0x22, 0x0A, 0x0D, 0x09]
+        let end = bytes[start...].firstIndex(where: { stops.contains($0) }) ?? bytes.count
+        return String(decoding: bytes[start..<end], as: UTF8.self)
+    }
+
     /// Parses an invite link. Throws `invalid-invite` saying what is wrong (never echoing the
     /// secret).
     public static func parse(_ text: String) throws(CowatchError) -> Invite {

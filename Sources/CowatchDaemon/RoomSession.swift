@@ -140,7 +140,7 @@ actor RoomSession {
         self.machine = GroupSessionMachine(configuration: .init(onEnd: configuration.onEnd))
         self.route = ClusterRoute(origin: Endpoint(host: room.serverHost, port: room.serverPort))
         self.coordinator = RoomCoordinator(
-            name: configuration.name, room: room.room, activity: Activity(url: configuration.media),
+            name: configuration.name, room: room.room, activity: Activity(url: Activity.ownMediaURL(configuration.media)),
             secret: room.secret?.text)
     }
 
@@ -171,7 +171,7 @@ actor RoomSession {
         }
         let hasVideo = (try? player.getNode("current-tracks/video")).map { $0 != .none } ?? false
         let activity = Activity(
-            url: configuration.media,
+            url: Activity.ownMediaURL(configuration.media),
             title: (configuration.title ?? (try? player.getString("media-title"))).map(Activity.clampedTitle),
             type: configuration.activityType ?? (hasVideo ? .watch : .listen), fallbackURL: configuration.fallbackURL)
         userWaitForMe = configuration.waitForMe

@@ -336,6 +336,16 @@ public struct Activity: Sendable, Hashable {
         return result + "…"
     }
 
+    /// What the room is told of a participant's own media (the room's first activity, which each
+    /// participant plays from its own copy): a network URL as given, but of a local path or a
+    /// `file:` URL only the file's name — a path (`/home/ann/…`) never leaves the machine.
+    public static func ownMediaURL(_ media: String) -> String {
+        let lowered = media.lowercased()
+        let isNetwork = lowered.contains("://") && !lowered.hasPrefix("file://")
+        guard !isNetwork else { return media }
+        return media.split(separator: "/", omittingEmptySubsequences: true).last.map(String.init) ?? "media"
+    }
+
     /// What people see: the title, or the last path component of the URL.
     public var displayTitle: String {
         if let title, !title.isEmpty { return title }

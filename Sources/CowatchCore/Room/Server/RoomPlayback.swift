@@ -125,6 +125,11 @@ public struct RoomPlayback: Sendable {
     public func member(named name: String) -> MemberID? { order.first { members[$0]?.name == name } }
     public func name(of id: MemberID) -> String? { members[id]?.name }
     public func role(of id: MemberID) -> Role? { members[id]?.role }
+    /// True when someone here now joined before `id` (a newcomer to their evening).
+    public func hasSomeoneBefore(_ id: MemberID) -> Bool {
+        guard let mine = members[id]?.joinedAt else { return false }
+        return members.contains { $0.key != id && $0.value.joinedAt < mine }
+    }
 
     // MARK: Members
 

@@ -660,6 +660,13 @@ public struct RoomSequencer: Sendable {
                     actionID: nil, code: CowatchError.Code.notPermitted.rawValue,
                     message: "only the room's owner and operators may end it for everyone"))]
             }
+            // Without its owner, an open room is ended by those who were watching, never by a
+            // newcomer to an evening others were in before them.
+            guard role.isPrivileged || !room.playback.hasSomeoneBefore(id) else {
+                return [.send(id, .refused(
+                    actionID: nil, code: CowatchError.Code.notPermitted.rawValue,
+                    message: "you joined after others who are still here: only the owner, an operator or whoever was here first may end it"))]
+            }
             return end(membership.room, by: membership.name, now: now)
         case .role(let name, let newRole):
             return setRole(of: name, to: newRole, by: id, membership, now: now)

@@ -12,7 +12,7 @@ root="${DESTDIR:-}$prefix"
 programs=(cowatchd cowatch cowatch-server)
 # SOURCE:NAME in PREFIX/share/doc/cowatch: the project's README, the notes on the example configs
 # under a name of their own, and the examples.
-docs=(README.md:README.md Configs/README.md:README.Configs.md Configs/cowatchd.json:cowatchd.json
+docs=(README.md:README.md docs/benchmarks.md:benchmarks.md Configs/README.md:README.Configs.md Configs/cowatchd.json:cowatchd.json
   Configs/cowatchd.env:cowatchd.env Configs/cowatch-server.env:cowatch-server.env)
 
 # sudo only for a place we cannot write (make install to /usr/local as a user); the build stays ours.

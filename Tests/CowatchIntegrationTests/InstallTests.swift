@@ -34,6 +34,7 @@ struct InstallTests {
             "share/fish/vendor_completions.d/cowatch-server.fish",
             "lib/systemd/user/cowatchd@.service", "lib/systemd/system/cowatch-server.service",
             "share/doc/cowatch/cowatchd.json", "share/doc/cowatch/cowatchd.env", "share/doc/cowatch/README.md",
+            "share/doc/cowatch/benchmarks.md",
         ]
         for file in expected {
             #expect(FileManager.default.fileExists(atPath: root + "/" + file), "missing \(file)")

@@ -147,6 +147,13 @@ private final class Evening {
     func substituted(_ word: String) -> String {
         var word = word
         if word.hasPrefix("cowatch://"), let invite { return invite }
+        if word == "invite.txt", let invite {
+            // The line the host sent, kept as the README says: 0600, it holds the secret.
+            let path = directory + "/invite.txt"
+            FileManager.default.createFile(atPath: path, contents: Data("cowatchd --join '\(invite)' --media FILM\n".utf8))
+            chmod(path, 0o600)
+            return path
+        }
         if word.hasPrefix("https://media.example/") { return http.url }
         word = word.replacingOccurrences(of: "~/", with: directory + "/")
         if word == "7433" { return "\(port)" }

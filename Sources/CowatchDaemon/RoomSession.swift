@@ -378,6 +378,11 @@ actor RoomSession {
             serverRequestRefused(CowatchError(CowatchError.Code(rawValue: code), text))
         }
         perform(actions)
+        if case .applied = message, coordinator.isJoined {
+            // A new timeline (a pause, a seek, a speed) is carried out now, not at the next tick:
+            // every player then follows within the message's own delivery, not up to a tick later.
+            reconcileNow()
+        }
         if let failure = lastFailure { throw failure }
         if let endedBy { throw Ended(by: endedBy) }
     }
@@ -444,6 +449,14 @@ actor RoomSession {
         let actions = coordinator.tick(now: instant, sample: current.map { Self.carried($0, to: instant) })
         waitUntilMonotonic(instant)
         perform(actions)
+    }
+
+    /// The drift step of `tick`, at once: the coordinator compares the player with the group's
+    /// timeline and orders what differs (a scheduled start is still waited for by the tick loop).
+    private func reconcileNow() {
+        let now = monotonicNow()
+        guard coordinator.nextTransition(afterLocal: now).map({ $0 > now + Self.transitionPreparation }) ?? true else { return }
+        perform(coordinator.tick(now: now, sample: sample()))
     }
 
     /// A player sample as it will read at `instant`: a player that moves, moved on at its speed.

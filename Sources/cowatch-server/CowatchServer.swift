@@ -113,10 +113,10 @@ struct CowatchServer: AsyncParsableCommand {
     @Option(help: ArgumentHelp(
         "Ask the home router to forward the listening port (UPnP-IGD, NAT-PMP or PCP), renew it and remove it at exit: auto, upnp, natpmp, pcp or off (default: off).",
         valueName: "HOW"))
-    var mapPort = "off"
+    var mapPort: String?
 
     @Option(help: ArgumentHelp("With --map-port: the lease asked of the router, 30-86400 seconds, renewed at half (default: 3600).", valueName: "SECONDS"))
-    var mapLease: Double = 3600
+    var mapLease: Double?
 
     @Option(help: ArgumentHelp("Log level on stderr: trace, debug, info, notice, warning, error, critical.", valueName: "LEVEL"))
     var logLevel = "warning"
@@ -233,15 +233,16 @@ struct CowatchServer: AsyncParsableCommand {
     func portMapper(port: Int, logger: Logger) throws -> PortMapperService? {
         let mode: PortMappingMode
         do {
-            mode = try PortMappingMode(parsing: mapPort)
+            mode = try PortMappingMode(parsing: mapPort ?? "off")
         } catch {
             fail(error.message, code: 2)
         }
         guard mode != .off else { return nil }
-        guard (30...86_400).contains(mapLease) else { fail("--map-lease must be 30-86400 seconds", code: 2) }
+        let lease = mapLease ?? 3600
+        guard (30...86_400).contains(lease) else { fail("--map-lease must be 30-86400 seconds", code: 2) }
         guard port > 0 else { fail("--map-port needs a fixed --listen port", code: 2) }
         var settings = PortMapperService.Settings(mode: mode, internalPort: port)
-        settings.machine.lease = mapLease
+        settings.machine.lease = lease
         let said = Locked(false)
         return PortMapperService(settings: settings, logger: logger, now: SystemClock.monotonicSeconds) { reachability in
             guard reachability != .checking else { return }

@@ -81,6 +81,10 @@ public enum Daemon {
                     case .secretRemoved:
                         logger.warning("room \(room.room) no longer needs a secret: anyone who reaches this server may join")
                     }
+                    // Friends in the same tailnet reach us by name (asked once, bounded, before the room runs).
+                    if LocalNetwork.vpnAddresses().contains(where: { $0.interface.hasPrefix("tailscale") }) {
+                        room.tailscaleName = TailscaleName.lookup()
+                    }
                     // We join our own server: we know its key, so we pin it.
                     room.fingerprint = hosting.identity?.fingerprint
                     // Everyone controls playback; under --managed only the owner (this daemon,

@@ -37,7 +37,7 @@ extension RoomSession {
                 // addresses, then VPN addresses (friends in the same Tailscale or WireGuard).
                 let pinholed = reachabilityIPv6?.publicAddress.map { [$0.description] } ?? []
                 let candidates = pinholed + (lan.map { [$0] } ?? []) + LocalNetwork.globalIPv6().map(\.description)
-                    + LocalNetwork.vpnAddresses().map(\.address.description)
+                    + vpnNames()
                 for candidate in candidates where candidate != address && !alternates.contains(where: { $0.host == candidate }) {
                     alternates.append(Endpoint(host: candidate, port: hostPort))
                 }
@@ -52,6 +52,15 @@ extension RoomSession {
         invite.alternates = Array(alternates.prefix(Invite.maxAlternates))
         // Checked by the parser friends will use.
         return try Invite.parse(invite.text)
+    }
+
+    /// Addresses friends in the same VPN use: Tailscale's MagicDNS name (asked at start, see
+    /// `RoomSettings.tailscaleName`) in place of its 100.x address, and WireGuard addresses.
+    func vpnNames() -> [String] {
+        LocalNetwork.vpnAddresses().map { entry in
+            if entry.interface.hasPrefix("tailscale"), entry.address.isIPv4, let name = room.tailscaleName { return name }
+            return entry.address.description
+        }.reduce(into: [String]()) { if !$0.contains($1) { $0.append($1) } }
     }
 
     /// `get_invite`'s reply: the link, and when hosting, whether friends can reach it.

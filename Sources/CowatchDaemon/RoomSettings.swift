@@ -44,6 +44,9 @@ public struct RoomSettings: Sendable, Equatable {
     public var portMapping: PortMappingMode = .off
     /// Hosting: the lease asked of the router, renewed at half (`--map-lease`). Default 3600 s.
     public var mapLease: Double = 3600
+    /// Hosting: this machine's Tailscale MagicDNS name, for invites (asked at start when a
+    /// Tailscale interface is up).
+    public var tailscaleName: String?
 
     public init(
         room: String, serverHost: String, serverPort: Int, hostAddress: String? = nil, hostPort: Int? = nil,

@@ -38,3 +38,15 @@ struct LocalNetworkTests {
         #expect(!"\(server)".contains("secret-host-token"))
     }
 }
+
+@Suite("Tailscale's MagicDNS name for invites")
+struct TailscaleNameTests {
+    @Test("Self.DNSName from tailscale status --json, the trailing dot dropped; anything odd is nil")
+    func parse() {
+        let json = #"{"Version":"1.76.1","Self":{"DNSName":"Laptop.tail1234.ts.net.","TailscaleIPs":["100.101.102.103"]}}"#
+        #expect(TailscaleName.parse(Array(json.utf8)) == "laptop.tail1234.ts.net")
+        for hostile in [#"{"Self":{"DNSName":"a b.ts.net."}}"#, #"{"Self":{"DNSName":"x;rm -rf /"}}"#, #"{"Self":{}}"#, "not json", #"{"Self":{"DNSName":""}}"#] {
+            #expect(TailscaleName.parse(Array(hostile.utf8)) == nil, "\(hostile)")
+        }
+    }
+}

@@ -148,6 +148,9 @@ final class ConnectionOutbox: Sendable {
     /// Writes what is queued (on the event loop), sync lane first, then up to `messagesPerBatch`
     /// messages; flushes once. More waiting: another drain is scheduled, so a sync message queued
     /// meanwhile goes first.
+    /// How long a closing connection may take to let its last lines out.
+    static let closeGrace = TimeAmount.seconds(2)
+
     private func drain() {
         guard channel.isWritable else {
             // `writabilityChanged` resumes.
@@ -172,6 +175,12 @@ final class ConnectionOutbox: Sendable {
         if close || !batch.markers.isEmpty {
             last = channel.eventLoop.makePromise()
             channel.writeAndFlush(ByteBuffer(), promise: last)
+            if close {
+                // A peer that never finished its TLS handshake (or stopped reading) never lets
+                // the last line out: the connection closes anyway, `closeGrace` later.
+                let channel = self.channel
+                channel.eventLoop.scheduleTask(in: Self.closeGrace) { channel.close(promise: nil) }
+            }
         } else {
             channel.flush()
         }

@@ -347,7 +347,7 @@ actor RoomSession {
     }
 
     private func session(
-        inbound: AsyncThrowingStream<ServerMessage, any Error>, send: @escaping RoomConnection.Send, fingerprint: String
+        inbound: AsyncThrowingStream<RoomConnection.Arrival, any Error>, send: @escaping RoomConnection.Send, fingerprint: String
     ) async throws {
         self.send = send
         linkFingerprint = fingerprint
@@ -361,7 +361,7 @@ actor RoomSession {
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { try await self.tickLoop() }
             group.addTask {
-                for try await message in inbound { try await self.received(message) }
+                for try await arrival in inbound { try await self.received(arrival.message, at: arrival.at) }
                 throw CowatchError(.ioError, "the room server closed the connection")
             }
             defer { group.cancelAll() }
@@ -369,10 +369,11 @@ actor RoomSession {
         }
     }
 
-    private func received(_ message: ServerMessage) throws {
+    /// `at`: when the message's bytes were read from the socket (a clock probe's t4).
+    private func received(_ message: ServerMessage, at: Double) throws {
         lastHeardAt = monotonicNow()
         try clusterReceived(message)
-        let actions = coordinator.received(message, now: monotonicNow())
+        let actions = coordinator.received(message, now: at)
         if case .refused(nil, let code, let text) = message {
             // Only end, op, deop and kick are refused without an action id, in the order sent.
             serverRequestRefused(CowatchError(CowatchError.Code(rawValue: code), text))

@@ -19,6 +19,13 @@ import NIOPosix
 public enum RoomConnection {
     public typealias Send = @Sendable (ClientMessage) -> Void
 
+    /// A server message and the instant its bytes were read from the socket (`now` of
+    /// `connect`): a clock probe's reply is stamped there, before the hops to whoever handles it.
+    public struct Arrival: Sendable {
+        public let message: ServerMessage
+        public let at: Double
+    }
+
     /// Messages queued either way before the link is given up (inbound) or a message dropped (outbound).
     static let queueLimit = 4096
 
@@ -38,9 +45,10 @@ public enum RoomConnection {
     /// error names each address with why it failed.
     public static func connect<Result: Sendable>(
         host: String, port: Int, alternates: [Endpoint] = [], security: Security, logger: Logger,
+        now: @escaping @Sendable () -> Double = SystemClock.monotonicSeconds,
         onReached: (@Sendable (Endpoint) -> Void)? = nil,
         _ body: @Sendable (
-            _ inbound: AsyncThrowingStream<ServerMessage, any Error>, _ send: @escaping Send, _ fingerprint: String
+            _ inbound: AsyncThrowingStream<Arrival, any Error>, _ send: @escaping Send, _ fingerprint: String
         ) async throws -> Result
     ) async throws -> Result {
         var endpoints = [Endpoint(host: host, port: port)]
@@ -53,7 +61,7 @@ public enum RoomConnection {
             let (outgoing, outgoingContinuation) = AsyncStream.makeStream(
                 of: ClientMessage.self, bufferingPolicy: .bufferingOldest(Self.queueLimit))
             let (messages, messagesContinuation) = AsyncThrowingStream.makeStream(
-                of: ServerMessage.self, bufferingPolicy: .bufferingOldest(Self.queueLimit))
+                of: Arrival.self, bufferingPolicy: .bufferingOldest(Self.queueLimit))
             return try await withThrowingTaskGroup(of: Void.self) { group in
                 group.addTask {
                     for await message in outgoing {
@@ -64,11 +72,12 @@ public enum RoomConnection {
                     var framer = LineFramer(maxLineBytes: wireMaxLineBytes)
                     do {
                         for try await chunk in inbound {
+                            let at = now()
                             for item in chunk.withUnsafeReadableBytes({ framer.feed($0) }) {
                                 guard case .line(let line) = item else {
                                     throw CowatchError(.protocolViolation, "the server sent an over-long line")
                                 }
-                                if case .dropped = messagesContinuation.yield(try ServerMessage.decode(line: line)) {
+                                if case .dropped = messagesContinuation.yield(Arrival(message: try ServerMessage.decode(line: line), at: at)) {
                                     throw CowatchError(.flooding, "the room server sent faster than we can follow")
                                 }
                             }

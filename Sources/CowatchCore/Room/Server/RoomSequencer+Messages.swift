@@ -27,12 +27,26 @@ extension RoomSequencer {
         let line = ChatLine(from: membership.name, text: text)
         var history = chatHistory[membership.room] ?? []
         history.append(line)
-        if history.count > configuration.chatHistory { history.removeFirst(history.count - configuration.chatHistory) }
+        Self.trimChatHistory(&history, to: configuration.chatHistory)
         chatHistory[membership.room] = history
         return members(of: membership.room, speaking: WireFeature.chat).map { member in
             var copy = line
             if member.id == id { copy.id = requestID }  // the sender's confirmation
             return .sendMessage(member.id, .chat(copy), reliable: true)
+        }
+    }
+
+    /// Keeps at most `limit` lines, dropping the oldest line of whoever has the most lines kept:
+    /// a burst of lines (or of cheap identities, each within its budget) pushes out its own
+    /// lines, not the few that the room's people said.
+    static func trimChatHistory(_ history: inout [ChatLine], to limit: Int) {
+        while history.count > max(0, limit) {
+            var counts: [String: Int] = [:]
+            for line in history { counts[line.from, default: 0] += 1 }
+            guard let most = counts.values.max(),
+                let index = history.firstIndex(where: { counts[$0.from] == most })
+            else { return }
+            history.remove(at: index)
         }
     }
 

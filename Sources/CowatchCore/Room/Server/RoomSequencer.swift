@@ -46,7 +46,8 @@ public struct RoomSequencer: Sendable {
         public var maxOperators = 32
         /// Chat (`--no-chat` turns it off: the feature is not offered). Default on.
         public var chat = true
-        /// Chat lines a room keeps for late joiners. Default 50.
+        /// Chat lines a room keeps for late joiners. Default 50. Past it, the oldest line of the
+        /// sender with the most lines kept goes.
         public var chatHistory = 50
         /// Attachments: on or off, sizes and quotas (see `RoomJournal.Configuration`).
         public var journal = RoomJournal.Configuration()

@@ -4,6 +4,12 @@ import Logging
 /// Carries out one `PortMappingMachine` attempt or removal with one protocol against the real
 /// gateway: NAT-PMP and PCP to the default gateway's UDP port 5351, UPnP-IGD found by SSDP.
 ///
+/// Our own small codecs on SwiftNIO rather than Debian's libminiupnpc and libnatpmp: a gateway
+/// is a peer on the network, and every byte it sends is read here by bounded, pure Swift that the
+/// tests feed hostile replies (no C parser of network input inside the daemon); libnatpmp has no
+/// PCP, which the IPv6 pinhole needs; and the exchanges run on the daemon's one event loop group
+/// with deadlines of their own instead of blocking library calls.
+///
 /// Threading: an actor; one attempt at a time (the machine asks for no more).
 /// Errors: none thrown; every failure becomes the machine's `.refused` or `.noAnswer`.
 actor GatewayClients {

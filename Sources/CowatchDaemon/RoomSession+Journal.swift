@@ -238,8 +238,10 @@ extension RoomSession {
         for await attachment in subtitleQueue.stream {
             do {
                 let directory = try await subtitleDirectory()
-                let target = directory + "/" + attachment.id.prefix(16) + "-" + attachment.name
-                if !FileManager.default.fileExists(atPath: target) { _ = try await download(attachment, to: target) }
+                // Our own names: a peer's file name (x.edl, x.m3u) never reaches the player.
+                let fetched = directory + "/" + attachment.id.prefix(16) + ".fetched"
+                if !FileManager.default.fileExists(atPath: fetched) { _ = try await download(attachment, to: fetched) }
+                let target = try Self.checkedSubtitles(fetched)
                 try await addSubtitles(target, attachment)
             } catch {
                 await publishError(CowatchError(error.code, "subtitles \(attachment.name): \(error.message)"))
@@ -250,6 +252,30 @@ extension RoomSession {
     }
 
     private func forgetSubtitles(_ id: String) { journal.subtitlesAdded.remove(id) }
+
+    /// The fetched file, if it is SRT, ASS/SSA or WebVTT by its content, under its format's
+    /// extension (see `SubtitleContent`). Errors: `unsupported` for anything else (an EDL file,
+    /// a playlist…), which is removed and never shown to the player.
+    nonisolated static func checkedSubtitles(_ fetched: String) throws(CowatchError) -> String {
+        var head: [UInt8] = []
+        if let handle = FileHandle(forReadingAtPath: fetched) {
+            head = [UInt8](handle.readData(ofLength: SubtitleContent.headBytes))
+            try? handle.close()
+        }
+        guard let format = SubtitleContent.format(of: head) else {
+            try? FileManager.default.removeItem(atPath: fetched)
+            throw CowatchError(.unsupported, "not SRT, ASS/SSA or WebVTT subtitles: not given to the player")
+        }
+        let target = String(fetched.dropLast(".fetched".count)) + "." + format.fileExtension
+        if !FileManager.default.fileExists(atPath: target) {
+            do {
+                try FileManager.default.copyItem(atPath: fetched, toPath: target)
+            } catch {
+                throw CowatchError(.ioError, "cannot keep the subtitles: \(error)")
+            }
+        }
+        return target
+    }
 
     private func subtitleDirectory() throws(CowatchError) -> String {
         if let directory = journal.cacheDirectory { return directory }

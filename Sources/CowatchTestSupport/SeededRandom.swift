@@ -18,6 +18,12 @@ public struct SeededRandom: Sendable {
     /// Uniform in [0, 1).
     public mutating func unit() -> Double { Double(next() >> 11) * 0x1p-53 }
 
+    /// Uniform in 0..<bound.
+    public mutating func below(_ bound: Int) -> Int { Int(next() % UInt64(bound)) }
+
+    /// `count` random bytes (fuzz input).
+    public mutating func bytes(_ count: Int) -> [UInt8] { (0..<count).map { _ in UInt8(truncatingIfNeeded: next()) } }
+
     /// Uniform in [low, high).
     public mutating func uniform(_ low: Double, _ high: Double) -> Double {
         guard high > low else { return low }

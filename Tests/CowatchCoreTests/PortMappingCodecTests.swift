@@ -1,22 +1,7 @@
 import CowatchCore
+import CowatchTestSupport
 import Testing
 
-/// SplitMix64: a small seeded generator, so the random inputs are the same on every run.
-private struct PortMappingCodecRandom {
-    var state: UInt64
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-
-    mutating func below(_ bound: Int) -> Int { Int(next() % UInt64(bound)) }
-
-    mutating func bytes(_ count: Int) -> [UInt8] { (0..<count).map { _ in UInt8(truncatingIfNeeded: next()) } }
-}
 
 /// True when parsing threw `protocol-violation` (typed throws: nothing else can come out).
 private func refused<T>(_ parse: () throws(CowatchError) -> T) -> Bool {
@@ -81,7 +66,7 @@ struct PortMappingCodecAddressTests {
 
     @Test("every address of a random sample survives description and back")
     func randomRoundTrip() throws {
-        var random = PortMappingCodecRandom(state: 42)
+        var random = SeededRandom(seed: 42)
         for round in 0..<2000 {
             var bytes = random.bytes(16)
             // Plenty of zero runs, to exercise the compression.
@@ -152,7 +137,7 @@ struct PortMappingCodecAddressTests {
 
     @Test("random text never traps")
     func randomText() {
-        var random = PortMappingCodecRandom(state: 7)
+        var random = SeededRandom(seed: 7)
         let alphabet = Array("0123456789abcdefABCDEF:.%[] x-".utf8)
         for _ in 0..<20_000 {
             let length = random.below(48)
@@ -252,7 +237,7 @@ struct PortMappingCodecNATPMPTests {
 
     @Test("random bytes and mutated replies never trap")
     func randomBytes() {
-        var random = PortMappingCodecRandom(state: 0x5EED)
+        var random = SeededRandom(seed: 0x5EED)
         var parsed = 0
         for round in 0..<30_000 {
             var bytes: [UInt8]
@@ -438,7 +423,7 @@ struct PortMappingCodecPCPTests {
 
     @Test("random bytes and mutated replies never trap")
     func randomBytes() {
-        var random = PortMappingCodecRandom(state: 0xC0FFEE)
+        var random = SeededRandom(seed: 0xC0FFEE)
         let withOptions = Self.successReply + Self.option(1, Self.client.bytes) + Self.option(201, [1, 2, 3])
         var parsed = 0
         for round in 0..<30_000 {

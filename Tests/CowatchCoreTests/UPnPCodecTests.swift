@@ -1,23 +1,7 @@
+import CowatchTestSupport
 import Testing
 
 @testable import CowatchCore
-
-/// SplitMix64: a small seeded generator, so the random inputs are the same on every run.
-private struct UPnPCodecRandom {
-    var state: UInt64
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-
-    mutating func below(_ bound: Int) -> Int { Int(next() % UInt64(bound)) }
-
-    mutating func bytes(_ count: Int) -> [UInt8] { (0..<count).map { _ in UInt8(truncatingIfNeeded: next()) } }
-}
 
 private func bytes(_ text: String) -> [UInt8] { Array(text.utf8) }
 
@@ -560,7 +544,7 @@ struct UPnPCodecTests {
 
     @Test("random bytes and mutated messages never trap")
     func noise() {
-        var random = UPnPCodecRandom(state: 0x5EED_1900)
+        var random = SeededRandom(seed: 0x5EED_1900)
         let samples = [
             bytes(Self.miniupnpdReply), bytes(Self.rootDesc), Self.externalIPResponse, Self.conflictResponse,
             Self.chunked(externalIPBody("198.51.100.4"), sizes: [3, 17]),

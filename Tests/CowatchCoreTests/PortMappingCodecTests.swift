@@ -2,7 +2,6 @@ import CowatchCore
 import CowatchTestSupport
 import Testing
 
-
 /// True when parsing threw `protocol-violation` (typed throws: nothing else can come out).
 private func refused<T>(_ parse: () throws(CowatchError) -> T) -> Bool {
     do {

@@ -32,21 +32,8 @@ public enum InviteFileReader {
                 throw CowatchError(.invalidConfiguration, "\(shown) is not a regular file")
             }
         }
-        var bytes: [UInt8] = []
-        var buffer = [UInt8](repeating: 0, count: 1024)
-        defer {
-            for index in bytes.indices { bytes[index] = 0 }
-            for index in buffer.indices { buffer[index] = 0 }
-        }
-        while bytes.count <= maxBytes {
-            let count = buffer.withUnsafeMutableBytes { Glibc.read(descriptor, $0.baseAddress, $0.count) }
-            if count < 0 {
-                if errno == EINTR { continue }
-                throw CowatchError(.invalidConfiguration, "cannot read \(shown): \(String(cString: strerror(errno)))")
-            }
-            if count == 0 { break }
-            bytes += buffer[0..<count]
-        }
+        var bytes = try SecretFileRead.bytes(of: descriptor, limit: maxBytes, what: shown)
+        defer { for index in bytes.indices { bytes[index] = 0 } }
         guard bytes.count <= maxBytes else { throw CowatchError(.invalidConfiguration, "\(shown) is longer than \(maxBytes) bytes") }
         guard let link = Invite.findLink(in: String(decoding: bytes, as: UTF8.self)) else {
             throw CowatchError(.invalidConfiguration, "\(shown) holds no invite link (cowatch://…)")

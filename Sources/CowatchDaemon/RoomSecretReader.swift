@@ -28,22 +28,10 @@ enum RoomSecretReader {
                 isRegularFile: (status.st_mode & S_IFMT) == S_IFREG, mode: UInt32(status.st_mode & 0o7777),
                 owner: UInt32(status.st_uid)),
             path: path, user: UInt32(geteuid()))
-        var bytes: [UInt8] = []
-        var buffer = [UInt8](repeating: 0, count: 1024)
-        while bytes.count <= RoomSecretFile.maxFileBytes {
-            let count = buffer.withUnsafeMutableBytes { Glibc.read(descriptor, $0.baseAddress, $0.count) }
-            if count < 0 {
-                if errno == EINTR { continue }
-                throw CowatchError(.invalidConfiguration, "cannot read room secret file \(path): \(String(cString: strerror(errno)))")
-            }
-            if count == 0 { break }
-            bytes += buffer[0..<count]
-        }
-        // Scrub our copies once the secret is out (best effort: Swift may have copied them).
-        defer {
-            for index in bytes.indices { bytes[index] = 0 }
-            for index in buffer.indices { buffer[index] = 0 }
-        }
+        var bytes = try SecretFileRead.bytes(
+            of: descriptor, limit: RoomSecretFile.maxFileBytes, what: "room secret file \(path)")
+        // Scrub our copy once the secret is out (best effort: Swift may have copied it).
+        defer { for index in bytes.indices { bytes[index] = 0 } }
         return try RoomSecretFile.secret(fromContents: bytes, path: path)
     }
 }

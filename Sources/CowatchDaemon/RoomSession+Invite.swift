@@ -24,7 +24,9 @@ extension RoomSession {
         if listensEverywhere || (hosting && host == nil && address == "127.0.0.1" && room.hostAddress == nil) {
             // An address friends can use: the router's outside one when it forwards our port,
             // then this machine's own (see the README's "Hosting from home").
-            let lan = LocalNetwork.firstIPv4()?.description
+            // One read of the interfaces for the whole invite.
+            let interfaces = LocalNetwork.addresses()
+            let lan = LocalNetwork.firstIPv4(of: interfaces)?.description
             if hosting, host == nil, let outside = reachability?.publicAddress {
                 address = outside.description
                 if case .mapped(let mapping)? = reachability { port = mapping.externalPort }
@@ -36,8 +38,8 @@ extension RoomSession {
                 // (friends with IPv6), the LAN address (friends at home), other global IPv6
                 // addresses, then VPN addresses (friends in the same Tailscale or WireGuard).
                 let pinholed = reachabilityIPv6?.publicAddress.map { [$0.description] } ?? []
-                let candidates = pinholed + (lan.map { [$0] } ?? []) + LocalNetwork.globalIPv6().map(\.description)
-                    + vpnNames()
+                let candidates = pinholed + (lan.map { [$0] } ?? []) + LocalNetwork.globalIPv6(of: interfaces).map(\.description)
+                    + vpnNames(interfaces)
                 for candidate in candidates where candidate != address && !alternates.contains(where: { $0.host == candidate }) {
                     alternates.append(Endpoint(host: candidate, port: hostPort))
                 }
@@ -56,8 +58,8 @@ extension RoomSession {
 
     /// Addresses friends in the same VPN use: Tailscale's MagicDNS name (asked at start, see
     /// `RoomSettings.tailscaleName`) in place of its 100.x address, and WireGuard addresses.
-    func vpnNames() -> [String] {
-        LocalNetwork.vpnAddresses().map { entry in
+    func vpnNames(_ interfaces: [LocalNetwork.InterfaceAddress]) -> [String] {
+        LocalNetwork.vpnAddresses(of: interfaces).map { entry in
             if entry.interface.hasPrefix("tailscale"), entry.address.isIPv4, let name = room.tailscaleName { return name }
             return entry.address.description
         }.reduce(into: [String]()) { if !$0.contains($1) { $0.append($1) } }

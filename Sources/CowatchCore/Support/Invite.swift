@@ -244,26 +244,9 @@ public struct Invite: Sendable, Equatable, CustomStringConvertible {
             }
     }
 
-    /// Hex groups and colons (at most one `::`), optionally ending in a dotted IPv4 address.
+    /// An IPv6 address (`IPAddressBytes` parses it; an IPv4 address alone does not count).
     private static func isIPv6Literal(_ host: Substring) -> Bool {
-        guard host.count >= 2, host.contains(":"),
-            host.unicodeScalars.allSatisfy({ $0.properties.isASCIIHexDigit || $0 == ":" || $0 == "." })
-        else { return false }
-        let doubleColons = host.ranges(of: "::").count
-        guard doubleColons <= 1, !host.contains(":::") else { return false }
-        if host.hasPrefix(":") && !host.hasPrefix("::") || host.hasSuffix(":") && !host.hasSuffix("::") { return false }
-        var groups = host.split(separator: ":", omittingEmptySubsequences: true)
-        var slots = 8
-        if let last = groups.last, last.contains(".") {
-            let octets = last.split(separator: ".", omittingEmptySubsequences: false)
-            guard octets.count == 4, octets.allSatisfy({ !$0.isEmpty && $0.count <= 3 && Int($0).map { $0 <= 255 } == true && !$0.contains(where: { !$0.isNumber }) })
-            else { return false }
-            groups.removeLast()
-            slots = 6
-        }
-        guard groups.allSatisfy({ $0.count <= 4 && !$0.contains(".") }) else { return false }
-        if doubleColons == 1 { return groups.count < slots }
-        return groups.count == slots && !host.hasPrefix(":") && !host.hasSuffix(":")
+        host.contains(":") && IPAddressBytes(text: String(host)) != nil
     }
 
     private static let unreserved = Set("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~".utf8)

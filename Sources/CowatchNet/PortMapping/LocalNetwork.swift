@@ -1,5 +1,6 @@
 import CowatchCore
 import Foundation
+import NIOCore
 
 #if canImport(Glibc)
     import Glibc
@@ -63,25 +64,25 @@ public enum LocalNetwork {
 
     /// The first IPv4 address of an interface that is up and not loopback (a LAN address, for
     /// an invite when nothing better is known); nil when there is none.
-    public static func firstIPv4() -> IPAddressBytes? {
-        addresses().first { !$0.isLoopback && $0.address.isIPv4 && !$0.address.isLinkLocal }?.address
+    public static func firstIPv4(of list: [InterfaceAddress] = addresses()) -> IPAddressBytes? {
+        list.first { !$0.isLoopback && $0.address.isIPv4 && !$0.address.isLinkLocal }?.address
     }
 
     /// A public IPv4 address of this machine's own (a VPS): then no gateway stands in the way.
-    public static func publicIPv4() -> IPAddressBytes? {
-        addresses().first { !$0.isLoopback && $0.address.isIPv4 && $0.address.isGlobalUnicast }?.address
+    public static func publicIPv4(of list: [InterfaceAddress] = addresses()) -> IPAddressBytes? {
+        list.first { !$0.isLoopback && $0.address.isIPv4 && $0.address.isGlobalUnicast }?.address
     }
 
     /// Global IPv6 addresses (2000::/3) of this machine: reachable from the internet when a
     /// firewall lets them be.
-    public static func globalIPv6() -> [IPAddressBytes] {
-        addresses().filter { !$0.isLoopback && !$0.address.isIPv4 && $0.address.isGlobalUnicast }.map(\.address)
+    public static func globalIPv6(of list: [InterfaceAddress] = addresses()) -> [IPAddressBytes] {
+        list.filter { !$0.isLoopback && !$0.address.isIPv4 && $0.address.isGlobalUnicast }.map(\.address)
     }
 
     /// Addresses of VPN interfaces friends in the same VPN can use: Tailscale's 100.64.0.0/10
     /// on `tailscale*` and addresses of WireGuard interfaces (`wg*`).
-    public static func vpnAddresses() -> [(interface: String, address: IPAddressBytes)] {
-        addresses().filter { entry in
+    public static func vpnAddresses(of list: [InterfaceAddress] = addresses()) -> [(interface: String, address: IPAddressBytes)] {
+        list.filter { entry in
             guard !entry.isLoopback, !entry.address.isLinkLocal else { return false }
             return entry.interface.hasPrefix("tailscale") || entry.interface.hasPrefix("wg")
                 || (entry.address.isCarrierGradeNAT && entry.interface.hasPrefix("ts"))
@@ -138,43 +139,28 @@ public enum LocalNetwork {
     /// The local address the kernel would use to reach `remote` (a UDP socket "connected" there;
     /// nothing is sent). Nil when there is no route.
     public static func sourceAddress(toward remote: IPAddressBytes) -> IPAddressBytes? {
-        if let ipv4 = remote.ipv4Bytes {
-            let fd = socket(AF_INET, Int32(SOCK_DGRAM.rawValue), 0)
-            guard fd >= 0 else { return nil }
-            defer { close(fd) }
-            var target = sockaddr_in()
-            target.sin_family = sa_family_t(AF_INET)
-            target.sin_port = UInt16(9).bigEndian
-            withUnsafeMutableBytes(of: &target.sin_addr) { $0.copyBytes(from: ipv4) }
-            let connected = withUnsafePointer(to: &target) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-            }
-            guard connected == 0 else { return nil }
-            var local = sockaddr_in()
-            var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-            let named = withUnsafeMutablePointer(to: &local) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
-            }
-            guard named == 0 else { return nil }
-            return withUnsafeBytes(of: local.sin_addr) { IPAddressBytes(ipv4: Array($0)) }
-        }
-        let fd = socket(AF_INET6, Int32(SOCK_DGRAM.rawValue), 0)
-        guard fd >= 0 else { return nil }
-        defer { close(fd) }
-        var target = sockaddr_in6()
-        target.sin6_family = sa_family_t(AF_INET6)
-        target.sin6_port = UInt16(9).bigEndian
-        withUnsafeMutableBytes(of: &target.sin6_addr) { $0.copyBytes(from: remote.bytes) }
-        let connected = withUnsafePointer(to: &target) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in6>.size)) }
-        }
-        guard connected == 0 else { return nil }
-        var local = sockaddr_in6()
-        var length = socklen_t(MemoryLayout<sockaddr_in6>.size)
-        let named = withUnsafeMutablePointer(to: &local) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
+        guard let target = try? SocketAddress(ipAddress: remote.description, port: 9) else { return nil }
+        let descriptor = socket(Int32(target.protocol.rawValue), Int32(SOCK_DGRAM.rawValue), 0)
+        guard descriptor >= 0 else { return nil }
+        defer { close(descriptor) }
+        guard target.withSockAddr({ connect(descriptor, $0, socklen_t($1)) }) == 0 else { return nil }
+        var storage = sockaddr_storage()
+        var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
+        let named = withUnsafeMutablePointer(to: &storage) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(descriptor, $0, &length) }
         }
         guard named == 0 else { return nil }
-        return withUnsafeBytes(of: local.sin6_addr) { IPAddressBytes(bytes16: Array($0)) }
+        switch Int32(storage.ss_family) {
+        case AF_INET:
+            return withUnsafeBytes(of: &storage) { raw in
+                withUnsafeBytes(of: raw.load(as: sockaddr_in.self).sin_addr) { IPAddressBytes(ipv4: Array($0)) }
+            }
+        case AF_INET6:
+            return withUnsafeBytes(of: &storage) { raw in
+                withUnsafeBytes(of: raw.load(as: sockaddr_in6.self).sin6_addr) { IPAddressBytes(bytes16: Array($0)) }
+            }
+        default:
+            return nil
+        }
     }
 }

@@ -386,11 +386,7 @@ extension RoomHub {
 }
 
 /// Seconds of CLOCK_MONOTONIC: the room's reference clock.
-func monotonicSeconds() -> Double {
-    var spec = timespec()
-    clock_gettime(CLOCK_MONOTONIC, &spec)
-    return Double(spec.tv_sec) + Double(spec.tv_nsec) * 1e-9
-}
+func monotonicSeconds() -> Double { SystemClock.monotonicSeconds() }
 
 /// ServiceLifecycle logs each service's description at debug level when the group starts: the
 /// default one would print the configuration, the token key and the host's reserved-room token

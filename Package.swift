@@ -99,11 +99,14 @@ let package = Package(
             swiftSettings: strict
         ),
         // Real processes, real media and skew measurement, for integration tests and the benchmark.
-        .target(name: "CowatchTestSupport", dependencies: ["CowatchClient", "CowatchCore"], swiftSettings: strict),
+        .target(name: "CowatchTestSupport", dependencies: ["CowatchClient", "CowatchCore", "CowatchObserver"], swiftSettings: strict),
+        // The independent observer: reads players through mpv's own IPC (never the daemons) and
+        // measures how far apart they are; for the benchmark and the integration tests.
+        .target(name: "CowatchObserver", dependencies: ["CowatchClient", "CowatchCore"], swiftSettings: strict),
         .executableTarget(
             name: "cowatch-bench",
             dependencies: [
-                "CowatchTestSupport", "CowatchClient", "CowatchCore", "CowatchNet",
+                "CowatchTestSupport", "CowatchObserver", "CowatchClient", "CowatchCore", "CowatchNet",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -114,14 +117,14 @@ let package = Package(
         .executableTarget(
             name: "cowatch-load",
             dependencies: [
-                "CowatchTestSupport", "CowatchClient", "CowatchCore", "CowatchNet",
+                "CowatchTestSupport", "CowatchObserver", "CowatchClient", "CowatchCore", "CowatchNet",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: strict
         ),
-        .testTarget(name: "CowatchCoreTests", dependencies: ["CowatchCore", "CowatchTestSupport"], swiftSettings: strict),
+        .testTarget(name: "CowatchCoreTests", dependencies: ["CowatchCore", "CowatchTestSupport", "CowatchObserver"], swiftSettings: strict),
         // The NIO shells on real sockets: TLS, pins, known_hosts, the cluster's Redis client.
         .testTarget(
             name: "CowatchNetTests",
@@ -141,7 +144,7 @@ let package = Package(
         ),
         .testTarget(
             name: "CowatchIntegrationTests",
-            dependencies: ["CowatchTestSupport", "CowatchClient", "CowatchCore", "CowatchNet"],
+            dependencies: ["CowatchTestSupport", "CowatchObserver", "CowatchClient", "CowatchCore", "CowatchNet"],
             swiftSettings: strict
         ),
     ]

@@ -1,3 +1,4 @@
+import CowatchObserver
 import Foundation
 
 /// Where the package's executables are: `$COWATCH_BIN_DIR`, else beside the test bundle

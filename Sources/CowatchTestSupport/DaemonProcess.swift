@@ -1,5 +1,6 @@
 import CowatchClient
 import CowatchCore
+import CowatchObserver
 import Foundation
 
 /// A real `cowatchd` process, headless, with its own control socket in a fresh directory.

@@ -1,5 +1,6 @@
 import CowatchClient
 import CowatchCore
+import CowatchObserver
 import Foundation
 
 /// A room of real daemons: the one harness the integration suites and `cowatch-bench` share.

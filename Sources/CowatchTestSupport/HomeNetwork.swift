@@ -1,4 +1,5 @@
 import CowatchClient
+import CowatchObserver
 import Foundation
 
 /// A home network, its router and the internet, as three network namespaces on this machine:

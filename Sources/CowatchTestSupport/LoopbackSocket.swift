@@ -1,3 +1,4 @@
+import CowatchObserver
 import Foundation
 
 /// TCP sockets on 127.0.0.1 for the test servers and proxies.

@@ -1,4 +1,5 @@
 import CowatchCore
+import CowatchObserver
 import Foundation
 
 /// A non-blocking Unix stream socket to a control socket, for tests that misbehave on purpose:

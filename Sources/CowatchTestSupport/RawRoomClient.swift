@@ -1,5 +1,6 @@
 import CowatchClient
 import CowatchCore
+import CowatchObserver
 import Foundation
 
 /// A hand-driven room-protocol client for attack tests: it sends whatever lines a test wants,

@@ -1,4 +1,5 @@
 import CowatchClient
+import CowatchObserver
 import Foundation
 
 /// A real `redis-server` on a loopback port of its own, in a temporary directory, saving

@@ -1,5 +1,6 @@
 import CowatchClient
 import CowatchCore
+import CowatchObserver
 import Foundation
 
 /// Simulated participants against a running room server: starts `processes` `cowatch-load`

@@ -1,4 +1,5 @@
 import CowatchClient
+import CowatchObserver
 import Foundation
 
 /// A real `cowatch-server` process on loopback with an ephemeral port.

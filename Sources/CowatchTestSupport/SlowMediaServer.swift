@@ -1,4 +1,5 @@
 import CowatchClient
+import CowatchObserver
 import Foundation
 
 /// A tiny HTTP/1.1 file server on loopback that serves one media file slowly: point a daemon's

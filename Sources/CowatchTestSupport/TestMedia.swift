@@ -1,3 +1,4 @@
+import CowatchObserver
 import Foundation
 
 /// Real media files made with ffmpeg, cached under /tmp so a test run makes each once.
@@ -44,9 +45,4 @@ public enum TestMedia {
         try FileManager.default.moveItem(atPath: partial, toPath: path)
         return path
     }
-}
-
-public struct TestFailure: Error, CustomStringConvertible {
-    public let description: String
-    public init(_ description: String) { self.description = description }
 }

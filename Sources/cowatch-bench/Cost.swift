@@ -1,5 +1,6 @@
 import ArgumentParser
 import CowatchClient
+import CowatchObserver
 import CowatchTestSupport
 import Foundation
 

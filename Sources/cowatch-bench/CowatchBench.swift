@@ -1,6 +1,7 @@
 import ArgumentParser
 import CowatchClient
 import CowatchCore
+import CowatchObserver
 import CowatchTestSupport
 import Foundation
 

@@ -2,6 +2,7 @@ import ArgumentParser
 import CowatchClient
 import CowatchCore
 import CowatchNet
+import CowatchObserver
 import CowatchTestSupport
 import Foundation
 import NIOCore

@@ -1,3 +1,4 @@
+import CowatchObserver
 import CowatchTestSupport
 import Testing
 

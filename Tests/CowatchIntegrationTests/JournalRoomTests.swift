@@ -1,5 +1,6 @@
 import CowatchClient
 import CowatchCore
+import CowatchObserver
 import CowatchTestSupport
 import Foundation
 import Testing

@@ -49,12 +49,8 @@ test: test-deps
 	swift build --build-tests
 	# A short benchmark run first (debug build, 3 s per scenario): every scenario must run end to end.
 	.build/debug/cowatch-bench scenarios --duration 3 --only steady,steady-video,jitter,jitter-loss,wifi,asymmetric --out .build/bench-smoke
-	# The daemon's logic on simulated players and the Redis directory's lease timings run in this
-	# process's thread pool: on their own first, so the blocking waits of the process-driving suites
-	# cannot starve them (a starved directory test once saw its 10 s lease run out between two calls).
-	# The connection-churn suite keeps both cores busy on purpose: it runs with the process suites.
-	swift test --skip-build --filter 'CowatchDaemonTests|CowatchNetTests' --skip ConnectionChurnTests
-	swift test --skip-build --skip 'CowatchDaemonTests|CowatchNetTests'
+	# Every suite but the connection churn, which keeps both cores busy on purpose: it runs alone after.
+	swift test --skip-build --skip ConnectionChurnTests
 	swift test --skip-build --filter ConnectionChurnTests
 
 # MEDIA reaches the script through the environment (make exports command-line variables), so a

@@ -69,7 +69,7 @@ let package = Package(
         .target(
             name: "CowatchDaemon",
             dependencies: [
-                "CowatchCore", "CowatchMpv", "CowatchNet", "CowatchClient",
+                "CowatchCore", "CowatchMpv", "CowatchNet",
                 .product(name: "SystemPackage", package: "swift-system"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -100,6 +100,9 @@ let package = Package(
         ),
         // Real processes, real media and skew measurement, for integration tests and the benchmark.
         .target(name: "CowatchTestSupport", dependencies: ["CowatchClient", "CowatchCore", "CowatchObserver"], swiftSettings: strict),
+        // What the daemon's logic is tested with: a manual clock and a simulated player (as
+        // HummingbirdTesting is to Hummingbird).
+        .target(name: "CowatchTesting", dependencies: ["CowatchCore", "CowatchMpv"], swiftSettings: strict),
         // The independent observer: reads players through mpv's own IPC (never the daemons) and
         // measures how far apart they are; for the benchmark and the integration tests.
         .target(name: "CowatchObserver", dependencies: ["CowatchClient", "CowatchCore"], swiftSettings: strict),
@@ -139,7 +142,7 @@ let package = Package(
         // The daemon's logic on a simulated player, with a real room server in process.
         .testTarget(
             name: "CowatchDaemonTests",
-            dependencies: ["CowatchDaemon", "CowatchMpv", "CowatchNet", "CowatchClient", "CowatchCore"],
+            dependencies: ["CowatchDaemon", "CowatchTesting", "CowatchMpv", "CowatchNet", "CowatchClient", "CowatchCore"],
             swiftSettings: strict
         ),
         .testTarget(

@@ -7,7 +7,9 @@ import Glibc
 /// A blocking client of a daemon's control socket, for the CLI, the benchmark and the tests.
 ///
 /// `request` sends one command and reads lines until the matching reply; events that arrive
-/// meanwhile are kept in `pendingEvents` (oldest first) for `nextEvent`.
+/// meanwhile are kept in `pendingEvents` (oldest first) for `nextEvent`. An event line that
+/// `ControlEvent` cannot read (a known event with a missing or mistyped field) is dropped; an
+/// event this version does not know arrives as `.unknown`.
 ///
 /// Threading: not thread-safe; one thread uses one client. Every read is bounded by a timeout.
 /// Errors: `CowatchError` — `not-running` when nobody listens, `unsafe-path` when the socket is in
@@ -29,43 +31,13 @@ public final class ControlClient {
     public init(path: String) throws(CowatchError) {
         self.path = path
         try ControlSocketDirectory.verify(socketPath: path)
-        fd = try Self.connect(path: path)
+        fd = try ControlSocketPath.connect(path: path)
     }
 
     deinit { if fd >= 0 { Glibc.close(fd) } }
 
     /// True when something accepts connections on `path` (used to detect a live daemon).
-    public static func isListening(path: String) -> Bool {
-        guard let fd = try? connect(path: path) else { return false }
-        Glibc.close(fd)
-        return true
-    }
-
-    static func connect(path: String) throws(CowatchError) -> Int32 {
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        let capacity = MemoryLayout.size(ofValue: address.sun_path)
-        guard path.utf8.count < capacity else {
-            throw CowatchError(.invalidConfiguration, "socket path is longer than \(capacity - 1) bytes: \(path)")
-        }
-        withUnsafeMutableBytes(of: &address.sun_path) { raw in
-            raw.copyBytes(from: path.utf8)
-            raw[path.utf8.count] = 0
-        }
-        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        guard fd >= 0 else { throw CowatchError(.ioError, "socket(): \(String(cString: strerror(errno)))") }
-        let status = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
-            }
-        }
-        if status != 0 {
-            let reason = String(cString: strerror(errno))
-            Glibc.close(fd)
-            throw CowatchError(.notRunning, "no cowatchd is listening on \(path) (\(reason))")
-        }
-        return fd
-    }
+    public static func isListening(path: String) -> Bool { ControlSocketPath.isListening(path: path) }
 
     public func close() {
         if fd >= 0 { Glibc.close(fd) }
@@ -94,7 +66,7 @@ public final class ControlClient {
         while true {
             let value = try readJSON(deadline: deadline)
             if let reply = ControlReply(json: value), reply.requestID == requestID { return reply }
-            if let event = ControlEvent(json: value) { pendingEvents.append(event) }
+            if let event = try? ControlEvent(json: value) { pendingEvents.append(event) }
         }
     }
 
@@ -127,7 +99,7 @@ public final class ControlClient {
             } catch where error.code == .timeout {
                 return nil
             }
-            if let event = ControlEvent(json: value) { return event }
+            if let event = try? ControlEvent(json: value) { return event }
         }
     }
 
@@ -173,9 +145,5 @@ public final class ControlClient {
     }
 }
 
-/// Seconds of `CLOCK_MONOTONIC`.
-public func monotonicNow() -> Double {
-    var spec = timespec()
-    clock_gettime(CLOCK_MONOTONIC, &spec)
-    return Double(spec.tv_sec) + Double(spec.tv_nsec) * 1e-9
-}
+/// Seconds of `CLOCK_MONOTONIC` (`SystemClock`'s), for clients that observe real processes.
+public func monotonicNow() -> Double { SystemClock.monotonicSeconds() }

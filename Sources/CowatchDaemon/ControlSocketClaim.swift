@@ -1,4 +1,3 @@
-import CowatchClient
 import CowatchCore
 
 #if canImport(Glibc)
@@ -24,7 +23,7 @@ enum ControlSocketClaim {
         guard (info.st_mode & S_IFMT) == S_IFSOCK else {
             throw CowatchError(.invalidConfiguration, "\(path) exists and is not a socket; not touching it")
         }
-        if ControlClient.isListening(path: path) {
+        if ControlSocketPath.isListening(path: path) {
             throw CowatchError(.alreadyRunning, "another cowatchd is running on \(path)")
         }
         unlink(path)

@@ -112,7 +112,7 @@ public enum Daemon {
                     var mapping = PortMapperService.Settings(mode: room.portMapping, internalPort: port)
                     mapping.machine.lease = room.mapLease
                     services.append(.init(service: PortMapperService(
-                        settings: mapping, logger: logger, now: SystemClock.monotonicSeconds,
+                        settings: mapping, logger: logger, now: { [clock = controller.clock] in clock.now() },
                         onReport: { reachability in await session.reachabilityChanged(reachability) },
                         onReportIPv6: { reachability in await session.reachabilityIPv6Changed(reachability) })))
                 }

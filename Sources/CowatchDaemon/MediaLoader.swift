@@ -1,4 +1,3 @@
-import CowatchClient
 import CowatchCore
 import CowatchMpv
 
@@ -23,9 +22,12 @@ final class MediaLoader: Sendable {
 
     private let player: any MediaPlayer
     private let state: Locked<State>
+    /// The clock load deadlines run on (the daemon's).
+    let clock: any MonotonicClock
 
-    init(player: any MediaPlayer, url: String) {
+    init(player: any MediaPlayer, url: String, clock: any MonotonicClock) {
         self.player = player
+        self.clock = clock
         self.state = Locked(State(url: url))
     }
 
@@ -61,7 +63,7 @@ final class MediaLoader: Sendable {
             try load(url)
             return []
         } catch {
-            return machine.loadRefused(error.reason, now: monotonicNow())
+            return machine.loadRefused(error.reason, now: clock.now())
         }
     }
 

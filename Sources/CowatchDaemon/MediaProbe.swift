@@ -1,4 +1,3 @@
-import CowatchClient
 import CowatchCore
 import CowatchNet
 import CowatchMpv
@@ -16,6 +15,8 @@ import Logging
 struct MediaProbe: Sendable {
     /// Makes the probe's player (libmpv here; unit tests pass a simulated one).
     let makePlayer: @Sendable () throws -> any MediaPlayer
+    /// The clock the probe's load deadline runs on.
+    var clock: any MonotonicClock = SystemClock()
 
     /// mpv options that decide whether a network source opens; nothing else reaches the probe.
     static let networkOptions: Set<String> = [
@@ -41,7 +42,7 @@ struct MediaProbe: Sendable {
         let watcher = Task {
             var load = MediaLoad(url: url, fallback: nil, timeout: timeout)
             var log = LoadFailureReason()
-            _ = load.start(now: monotonicNow())
+            _ = load.start(now: clock.now())
             do throws(MpvError) {
                 _ = try player.commandReturning(["loadfile", url, "replace"])
             } catch {
@@ -60,7 +61,7 @@ struct MediaProbe: Sendable {
                 case .endFile(.error, let error, _):
                     actions = load.endedWithError(
                         log.explain(url: url, mpvReason: error?.reason, failedOutput: error?.failedOutput),
-                        now: monotonicNow())
+                        now: clock.now())
                 case .shutdown:
                     actions = load.playerGone()
                 default:

@@ -1,4 +1,3 @@
-import CowatchClient
 import CowatchCore
 import CowatchMpv
 import CowatchNet
@@ -32,15 +31,26 @@ public actor PlayerController: ControlRequestHandler {
     private var endWaiters: [CheckedContinuation<Void, Never>] = []
     private var room: RoomSession?
     private var roomEvents: AsyncStream<MpvEvent>.Continuation?
+    /// Player events taken in, and passed on to the room session: a test on a manual clock waits
+    /// for the daemon to catch up with its player before it moves time on.
+    private(set) var eventsHandled = 0
+    private(set) var eventsForwarded = 0
     /// Loads media and knows which file the player has: `--media`, until switched (`open`).
     nonisolated let media: MediaLoader
 
-    public init(player: any MediaPlayer, configuration: DaemonConfiguration, events: EventHub, logger: Logger) {
+    /// The daemon's one clock: deadlines and stamps (a manual one in tests).
+    nonisolated let clock: any MonotonicClock
+
+    public init(
+        player: any MediaPlayer, configuration: DaemonConfiguration, events: EventHub, logger: Logger,
+        clock: any MonotonicClock = SystemClock()
+    ) {
         self.player = player
+        self.clock = clock
         self.configuration = configuration
         self.events = events
         self.logger = logger
-        self.media = MediaLoader(player: player, url: configuration.media)
+        self.media = MediaLoader(player: player, url: configuration.media, clock: clock)
     }
 
     /// Puts the player under a room's control: playback commands become group actions, and the
@@ -70,7 +80,7 @@ public actor PlayerController: ControlRequestHandler {
         }
         var load = MediaLoad(url: configuration.media, fallback: configuration.fallbackURL, timeout: configuration.openTimeout)
         startupFailure = nil
-        let actions = load.start(now: monotonicNow())
+        let actions = load.start(now: clock.now())
         startup = load
         carryOut(actions)
         // Until finished or failed; at each attempt's deadline the machine times it out (or
@@ -78,10 +88,10 @@ public actor PlayerController: ControlRequestHandler {
         while let deadline = startup?.deadline {
             let changed = Reply<Void>()
             startupChanged = changed
-            await changed.wait(timeout: max(0, deadline - monotonicNow()), orElse: ())
+            await changed.wait(timeout: max(0, deadline - clock.now()), orElse: ())
             startupChanged = nil
             guard var running = startup else { break }
-            let actions = running.tick(now: monotonicNow())
+            let actions = running.tick(now: clock.now())
             startup = running
             carryOut(actions)
         }
@@ -144,8 +154,12 @@ public actor PlayerController: ControlRequestHandler {
     }
 
     private func handle(_ event: MpvEvent) {
+        eventsHandled += 1
         if media.isStale(event) { return }
-        roomEvents?.yield(event)
+        if let roomEvents {
+            eventsForwarded += 1
+            roomEvents.yield(event)
+        }
         switch event {
         case .fileLoaded:
             startup?.fileWasLoaded()
@@ -154,14 +168,12 @@ public actor PlayerController: ControlRequestHandler {
                 let failure = loadLog.explain(
                     url: media.current, mpvReason: error?.reason, failedOutput: error?.failedOutput)
                 if var running = startup {
-                    let actions = running.endedWithError(failure, now: monotonicNow())
+                    let actions = running.endedWithError(failure, now: clock.now())
                     startup = running
                     carryOut(actions)
                 } else if room == nil {
                     // In a room, the session reports it (and tries the activity's fallback).
-                    events.publish(ControlEvent(name: ControlEvent.Name.error, fields: [
-                        "code": .string(failure.code.rawValue), "message": .string(failure.message),
-                    ]))
+                    events.publish(.error(failure))
                 }
             }
         case .seek:
@@ -182,9 +194,7 @@ public actor PlayerController: ControlRequestHandler {
                 let reached = value?.boolValue ?? false
                 if reached && !eof {
                     eof = true
-                    events.publish(ControlEvent(name: ControlEvent.Name.endOfFile, fields: [
-                        "position": .finite(try? player.getDouble("time-pos")),
-                    ]))
+                    events.publish(.endOfFile(position: try? player.getDouble("time-pos")))
                 }
                 eof = reached
             }
@@ -211,14 +221,19 @@ public actor PlayerController: ControlRequestHandler {
             return
         }
         lastPublished = status
-        events.publish(ControlEvent(name: ControlEvent.Name.state, fields: status.json.objectValue ?? [:]))
+        events.publish(.state(status))
     }
 
     // MARK: Status
 
     private func statusWithRoom() async -> PlayerStatus {
         var status = currentStatus()
-        if let room { status.extra = await room.statusSections() }
+        if let room {
+            let sections = await room.statusSections()
+            status.room = sections.room
+            status.clock = sections.clock
+            status.drift = sections.drift
+        }
         return status
     }
 
@@ -259,68 +274,14 @@ public actor PlayerController: ControlRequestHandler {
     }
 
     private func perform(_ command: ControlCommand) async throws(CowatchError) -> JSONValue {
-        if let room {
-            let following = room.view.withLock { $0.following }
-            switch command {
-            case .play, .pause, .togglePause, .seek, .speed:
-                // After `leave`, these act on this player alone (below).
-                if following {
-                    try await room.request(command, seekTimeout: configuration.seekTimeout)
-                    return await statusAfterGroupAction().json
-                }
-            case .getStatus:
-                return await statusWithRoom().json
-            case .getParticipants:
-                return await room.participantsJSON()
-            case .leave:
-                try await room.leave(timeout: configuration.seekTimeout)
-                return await statusWithRoom().json
-            case .join:
-                try await room.join(timeout: configuration.seekTimeout)
-                return await statusWithRoom().json
-            case .end:
-                try await room.end(timeout: configuration.seekTimeout)
-                return await statusWithRoom().json
-            case .open:
-                // Waits for the server to accept the switch, not for everyone to load it.
-                try await room.request(command, seekTimeout: configuration.seekTimeout)
-                return await statusWithRoom().json
-            case .setReady(let ready):
-                await room.setStatus(ready: ready)
-                return await statusWithRoom().json
-            case .setWaitForMe(let on):
-                await room.setStatus(waitForMe: on)
-                return await statusWithRoom().json
-            case .setRole(let name, let role):
-                try await room.setRole(of: name, to: role, timeout: configuration.seekTimeout)
-                return await statusWithRoom().json
-            case .kick(let name):
-                try await room.kick(name, timeout: configuration.seekTimeout)
-                return await statusWithRoom().json
-            case .acceptOpen:
-                try await room.acceptOpen()
-                return await statusWithRoom().json
-            case .getInvite(let host):
-                return try await room.inviteReply(host: host)
-            case .chat(let text):
-                try await room.chat(text, timeout: configuration.seekTimeout)
-                return .null
-            case .getChat:
-                return await room.chatJSON()
-            case .showRoom:
-                return ["text": .string(await room.showRoomLine())]
-            case .sendMessage(let message):
-                return try await room.sendMessage(message, timeout: max(10, configuration.seekTimeout))
-            case .attach(let path, let name, let meta):
-                return try await room.attach(path: path, name: name, meta: meta)
-            case .getAttachments:
-                return await room.attachmentsJSON()
-            case .detach(let id):
-                return try await room.detach(id, timeout: configuration.seekTimeout)
-            case .fetch(let id, let path, let force):
-                return try await room.fetch(id, to: path, replacing: force)
-            default:
-                break
+        if let room, let route = command.roomRoute,
+            !route.onlyWhileFollowing || room.view.withLock({ $0.following })
+        {
+            // After `leave`, playback commands act on this player alone (below).
+            switch try await route.run(room, configuration.seekTimeout) {
+            case .status: return await statusWithRoom().json
+            case .groupStatus: return await statusAfterGroupAction().json
+            case .data(let data): return data
             }
         }
         switch command {
@@ -339,9 +300,6 @@ public actor PlayerController: ControlRequestHandler {
             return currentStatus().json
         case .getProperty(let name):
             return JSONValue(try mpv { try player.getNode(name) })
-        case .getParticipants, .leave, .join, .end, .setReady, .setWaitForMe, .setRole, .kick, .acceptOpen, .getInvite,
-            .chat, .getChat, .sendMessage, .showRoom, .attach, .getAttachments, .detach, .fetch:
-            throw CowatchError(.notInRoom, "this daemon is not in a room")
         case .open(let open):
             // Alone: just switch the media.
             try mpv { try media.load(open.url) }
@@ -354,6 +312,9 @@ public actor PlayerController: ControlRequestHandler {
                 }
             }
             return .null
+        default:
+            // The room's commands (`ControlCommand.roomRoute`), with no room to carry them out.
+            throw CowatchError(.notInRoom, "this daemon is not in a room")
         }
         return currentStatus().json
     }

@@ -1,4 +1,3 @@
-import CowatchClient
 import CowatchCore
 
 /// Following a cluster's redirects (see `ClusterRoute`): a server that does not host our room
@@ -6,23 +5,21 @@ import CowatchCore
 /// certificate key the redirecting server proved, for a few hops at most. Any other end of a
 /// connection sends the next attempt back to our own server, which knows where the room is now.
 extension RoomSession {
-    /// Ends the connection when the server redirected us.
-    struct Redirected: Error {}
-
-    /// Called for every server message before the coordinator sees it.
-    func clusterReceived(_ message: ServerMessage) throws {
+    /// Called for every server message before the coordinator sees it: how the connection ends
+    /// when it is a redirect (followed when it comes in place, the link dropped otherwise).
+    func clusterReceived(_ message: ServerMessage) -> LinkOutcome? {
         switch message {
         case .redirect(let name, let target):
             guard name == room.room, !isJoined else {
-                throw CowatchError(.protocolViolation, "the server redirected us out of place")
+                return .lost(CowatchError(.protocolViolation, "the server redirected us out of place"))
             }
-            redirect = target
-            throw Redirected()
+            return .redirected(target)
         case .welcome:
             route.welcomed()
         default:
             break
         }
+        return nil
     }
 
     /// After a connection: `.connect(now)` when it ended in a redirect to follow (the session
@@ -37,7 +34,7 @@ extension RoomSession {
         switch route.redirected(to: target, fingerprint: coordinator.serverFingerprint ?? "") {
         case .follow:
             logger.debug("following the cluster's redirect", metadata: ["cowatch.room.server": "\(RoomPlacement.text(of: target))"])
-            return .connect(at: monotonicNow())
+            return .connect(at: clock.now())
         case .giveUp(let error):
             logger.debug("\(error.message)")
             end = .lost

@@ -69,7 +69,7 @@ extension RoomSession {
     /// Errors: as `invite(host:)`.
     func inviteReply(host: String?) throws(CowatchError) -> JSONValue {
         var reply: [String: JSONValue] = ["invite": .string(try invite(host: host).text)]
-        if room.hostPort != nil { reply["reachability"] = reachabilityJSON() }
+        if let reachability = reachabilityStatus() { reply["reachability"] = reachability.json }
         return .object(reply)
     }
 
@@ -102,29 +102,12 @@ extension RoomSession {
         // An invite already given keeps working; a new one names the opened address first.
     }
 
-    /// The `reachability` object of `get_status` (hosting only): state, the address friends
-    /// use, and the person's lines.
-    func reachabilityJSON() -> JSONValue {
-        guard let port = room.hostPort else { return .null }
+    /// The `reachability` object of `get_status` and `get_invite` (hosting only, else nil):
+    /// state, the address friends use, and the person's lines.
+    func reachabilityStatus() -> ReachabilityStatus? {
+        guard let port = room.hostPort else { return nil }
         let known = reachability ?? (room.portMapping == .off ? .notAsked : .checking)
-        var object: [String: JSONValue] = [
-            "state": .string(known.state), "summary": .string(known.summary(port: port)),
-            "advice": known.advice.map(JSONValue.string) ?? .null,
-            "address": known.publicAddress.map { .string($0.description) } ?? .null,
-        ]
-        if case .mapped(let mapping) = known {
-            object["method"] = .string(mapping.method.rawValue)
-            object["external_port"] = .number(Double(mapping.externalPort))
-            object["lease"] = .number(mapping.lease)
-            object["gateway"] = .string(mapping.gateway)
-        }
-        if let ipv6 = reachabilityIPv6 {
-            object["ipv6"] = [
-                "state": .string(ipv6.state), "summary": .string(ipv6.summary(port: port)),
-                "address": ipv6.publicAddress.map { .string($0.description) } ?? .null,
-            ]
-        }
-        return .object(object)
+        return ReachabilityStatus(known, ipv6: reachabilityIPv6, port: port)
     }
 
     /// Once joined as the host: the invite goes to a 0600 file in the state directory, and to the

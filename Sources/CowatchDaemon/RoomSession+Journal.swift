@@ -1,4 +1,3 @@
-import CowatchClient
 import CowatchCore
 import CowatchNet
 import Foundation
@@ -33,9 +32,7 @@ extension RoomSession {
 
     func attachmentAdded(_ attachment: Attachment, history: Bool) {
         if !journal.attachments.contains(where: { $0.id == attachment.id }) { journal.attachments.append(attachment) }
-        var fields = Self.fields(of: attachment)
-        fields["history"] = .bool(history)
-        events.publish(ControlEvent(name: ControlEvent.Name.attachmentAdded, fields: fields))
+        events.publish(.attachmentAdded(attachment, history: history))
         if !history {
             showOnScreen("\(attachment.from) shared \(attachment.name) (\(Self.sizeText(attachment.size)))")
         }
@@ -50,9 +47,7 @@ extension RoomSession {
     func attachmentRemoved(_ id: String, by: String) {
         let removed = journal.attachments.first { $0.id == id }
         journal.attachments.removeAll { $0.id == id }
-        events.publish(ControlEvent(name: ControlEvent.Name.attachmentRemoved, fields: [
-            "id": .string(id), "participant": .string(by), "name": removed.map { .string($0.name) } ?? .null,
-        ]))
+        events.publish(.attachmentRemoved(AttachmentRemoval(id: id, participant: by, name: removed?.name)))
         if let removed { showOnScreen("\(by) removed \(removed.name)") }
         if let file = journal.subtitleFiles.removeValue(forKey: id) { removeSubtitles(file) }
         journal.subtitlesAdded.remove(id)
@@ -67,14 +62,6 @@ extension RoomSession {
         try? FileManager.default.removeItem(atPath: file)
     }
 
-    static func fields(of attachment: Attachment) -> [String: JSONValue] {
-        [
-            "id": .string(attachment.id), "name": .string(attachment.name), "size": .number(Double(attachment.size)),
-            "participant": .string(attachment.from), "meta": attachment.meta ?? .null,
-            "subtitles": .bool(attachment.isSubtitles),
-        ]
-    }
-
     static func sizeText(_ bytes: Int) -> String {
         bytes < 1_048_576 ? "\((bytes + 1023) / 1024) KiB" : String(format: "%.1f MiB", Double(bytes) / 1_048_576)
     }
@@ -83,7 +70,7 @@ extension RoomSession {
 
     /// `get_attachments`: the room's attachments, oldest first.
     func attachmentsJSON() -> JSONValue {
-        .array(journal.attachments.map { .object(Self.fields(of: $0)) })
+        .array(journal.attachments.map { .object($0.controlFields) })
     }
 
     /// `detach`: removes an attachment for everyone; returns once the server did.
@@ -92,14 +79,11 @@ extension RoomSession {
     func detach(_ prefix: String, timeout: Double) async throws(CowatchError) -> JSONValue {
         guard isJoined else { throw CowatchError(.notInRoom, "not in the room (\(machine.state.name))") }
         let attachment = try resolve(prefix)
-        let request = try coordinator.detach(attachment.id, now: monotonicNow())
-        let reply = Reply<CowatchError?>()
-        actionWaiters[request.id] = reply
-        perform(request.actions)
-        let outcome = await reply.wait(timeout: timeout, orElse: CowatchError(.timeout, "the room server did not answer in time"))
-        actionWaiters[request.id] = nil
-        if let outcome { throw outcome }
-        return .object(Self.fields(of: attachment))
+        let request = try coordinator.detach(attachment.id, now: clock.now())
+        try await awaitAnswer(
+            request.id, kind: .action, sending: request.actions, timeout: timeout,
+            timedOut: CowatchError(.timeout, "the room server did not answer in time"))
+        return .object(attachment.controlFields)
     }
 
     /// The attachment whose id starts with `prefix`. Errors: `not-found`, `invalid-argument`.
@@ -149,7 +133,7 @@ extension RoomSession {
         guard size <= Attachment.maxBytes else {
             throw CowatchError(.tooLarge, "attachments are at most 100 MiB; \(fileName) is \(Self.sizeText(size))")
         }
-        let progress = ProgressReporter(events: events, id: id, name: fileName, direction: "upload", total: size)
+        let progress = ProgressReporter(events: events, id: id, name: fileName, direction: .upload, total: size, clock: clock)
         do {
             let attachment = try await withResume { () async throws(CowatchError) -> Attachment in
                 try await TransferClient.upload(
@@ -157,7 +141,7 @@ extension RoomSession {
                     progress: progress.report)
             }
             progress.finished()
-            return .object(Self.fields(of: attachment))
+            return .object(attachment.controlFields)
         } catch {
             progress.failed(error)
             throw error
@@ -171,13 +155,13 @@ extension RoomSession {
     nonisolated func fetch(_ prefix: String, to path: String, replacing: Bool = false) async throws(CowatchError) -> JSONValue {
         // An attachment just added elsewhere may still be on its way here: wait for it a moment.
         var attachment: Attachment
-        let deadline = monotonicNow() + 3
+        let deadline = clock.now() + 3
         while true {
             do {
                 attachment = try await resolve(prefix)
                 break
             } catch {
-                guard error.code == .notFound, monotonicNow() < deadline else { throw error }
+                guard error.code == .notFound, clock.now() < deadline else { throw error }
                 try? await Task.sleep(for: .milliseconds(50))
             }
         }
@@ -189,7 +173,7 @@ extension RoomSession {
             throw CowatchError(.alreadyExists, "\(target) already exists; cowatch fetch --force replaces it")
         }
         let resumedFrom = try await download(attachment, to: target, replacing: replacing)
-        var fields = Self.fields(of: attachment)
+        var fields = attachment.controlFields
         fields["path"] = .string(target)
         fields["resumed_from"] = .number(Double(resumedFrom))
         return .object(fields)
@@ -199,7 +183,7 @@ extension RoomSession {
     /// started from (above 0 when it resumed an interrupted one).
     nonisolated func download(_ attachment: Attachment, to target: String, replacing: Bool = false) async throws(CowatchError) -> Int {
         let progress = ProgressReporter(
-            events: events, id: attachment.id, name: attachment.name, direction: "download", total: attachment.size)
+            events: events, id: attachment.id, name: attachment.name, direction: .download, total: attachment.size, clock: clock)
         do {
             let start = try await withResume { () async throws(CowatchError) -> Int in
                 let start = try await TransferClient.download(
@@ -317,11 +301,13 @@ final class ProgressReporter: Sendable {
     private let events: EventHub
     private let id: String
     private let name: String
-    private let direction: String
+    private let direction: TransferProgress.Direction
     private let total: Int
+    private let clock: any MonotonicClock
     private let state = Locked(State())
 
-    init(events: EventHub, id: String, name: String, direction: String, total: Int) {
+    init(events: EventHub, id: String, name: String, direction: TransferProgress.Direction, total: Int, clock: any MonotonicClock) {
+        self.clock = clock
         self.events = events
         self.id = id
         self.name = name
@@ -331,31 +317,27 @@ final class ProgressReporter: Sendable {
 
     var report: TransferClient.Progress {
         { [self] done, _ in
-            let now = monotonicNow()
+            let now = clock.now()
             let due = state.withLock { state -> Bool in
                 state.done = done
                 guard now - state.lastAt >= 0.25 else { return false }
                 state.lastAt = now
                 return true
             }
-            if due { publish("running", done: done) }
+            if due { publish(.running, done: done) }
         }
     }
 
     func resumed(from offset: Int) { state.withLock { $0.resumedFrom = offset } }
-    func finished() { publish("done", done: total) }
+    func finished() { publish(.done, done: total) }
 
     func failed(_ error: CowatchError) {
-        publish("failed", done: state.withLock { $0.done }, extra: ["code": .string(error.code.rawValue), "message": .string(error.message)])
+        publish(.failed(error), done: state.withLock { $0.done })
     }
 
-    private func publish(_ stage: String, done: Int, extra: [String: JSONValue] = [:]) {
-        var fields: [String: JSONValue] = [
-            "id": .string(id), "name": .string(name), "direction": .string(direction), "done": .number(Double(done)),
-            "total": .number(Double(total)), "state": .string(stage),
-            "resumed_from": .number(Double(state.withLock { $0.resumedFrom })),
-        ]
-        fields.merge(extra) { $1 }
-        events.publish(ControlEvent(name: ControlEvent.Name.attachmentProgress, fields: fields))
+    private func publish(_ stage: TransferProgress.Stage, done: Int) {
+        events.publish(.attachmentProgress(TransferProgress(
+            id: id, name: name, direction: direction, done: done, total: total,
+            resumedFrom: state.withLock { $0.resumedFrom }, stage: stage)))
     }
 }

@@ -1,4 +1,3 @@
-import CowatchClient
 import CowatchCore
 import CowatchNet
 import Foundation
@@ -11,13 +10,10 @@ extension RoomSession {
     /// Errors: `not-in-room`, `unsupported` (no chat on this server), `rate-limited`, `timeout`.
     func chat(_ text: String, timeout: Double) async throws(CowatchError) {
         guard isJoined else { throw CowatchError(.notInRoom, "not in the room (\(machine.state.name))") }
-        let request = try coordinator.chat(text, now: monotonicNow())
-        let reply = Reply<CowatchError?>()
-        actionWaiters[request.id] = reply
-        perform(request.actions)
-        let outcome = await reply.wait(timeout: timeout, orElse: CowatchError(.timeout, "the room server did not relay the line in time"))
-        actionWaiters[request.id] = nil
-        if let outcome { throw outcome }
+        let request = try coordinator.chat(text, now: clock.now())
+        try await awaitAnswer(
+            request.id, kind: .action, sending: request.actions, timeout: timeout,
+            timedOut: CowatchError(.timeout, "the room server did not relay the line in time"))
     }
 
     /// `show_room` (`cowatch osd`, or the key in the window): the room line, also on the OSD.
@@ -69,19 +65,14 @@ extension RoomSession {
         }
         let text = String(decoding: request.payload.encoded(), as: UTF8.self)
         let sent = try coordinator.send(
-            topic: request.topic, payload: text, reliable: request.reliable, to: request.to, now: monotonicNow())
+            topic: request.topic, payload: text, reliable: request.reliable, to: request.to, now: clock.now())
         guard request.reliable else {
             perform(sent.actions)
             return ["id": .number(Double(sent.id))]
         }
-        let reply = Reply<CowatchError?>()
-        messageWaiters[sent.id] = reply
-        perform(sent.actions)
-        let outcome = await reply.wait(
-            timeout: timeout,
-            orElse: CowatchError(.timeout, "not acknowledged yet; it stays queued and goes again after a reconnect"))
-        messageWaiters[sent.id] = nil
-        if let outcome { throw outcome }
+        try await awaitAnswer(
+            sent.id, kind: .message, sending: sent.actions, timeout: timeout,
+            timedOut: CowatchError(.timeout, "not acknowledged yet; it stays queued and goes again after a reconnect"))
         let delivered = deliveries.removeValue(forKey: sent.id) ?? []
         return ["id": .number(Double(sent.id)), "delivered": .array(delivered.map(JSONValue.string))]
     }

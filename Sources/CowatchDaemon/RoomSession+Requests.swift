@@ -1,4 +1,3 @@
-import CowatchClient
 import CowatchCore
 import CowatchNet
 
@@ -13,13 +12,14 @@ extension RoomSession {
         guard isJoined else {
             throw CowatchError(.notInRoom, "not in the room yet (\(machine.state.name))")
         }
-        let now = monotonicNow()
+        let now = clock.now()
         guard coordinator.referenceTime(atLocal: now) != nil else {
             // Without the room's clock an action could carry no deadline, and might land stale.
             throw CowatchError(.notInRoom, "not in step with the room's clock yet; try again in a moment")
         }
         // A player that does not have the room's media (it refused or could not open it) is no
         // guide to where the group is.
+        let cannotPlay = !playerSide.media.canPlay
         let own = cannotPlay ? nil : try? player.getDouble("time-pos")
         let here = own ?? coordinator.expectedPosition(atLocal: now) ?? 0
         let duration = (cannotPlay ? nil : try? player.getDouble("duration")) ?? .infinity
@@ -48,17 +48,13 @@ extension RoomSession {
             let activity = Activity(
                 url: open.url, title: open.title, type: open.type ?? coordinator.activity.type,
                 fallbackURL: open.fallbackURL)
-            request = coordinator.request(.open, position: nil, activity: activity, now: monotonicNow())
+            request = coordinator.request(.open, position: nil, activity: activity, now: clock.now())
         default:
             throw CowatchError(.invalidRequest, "\(command.name) is not a group action")
         }
-        let reply = Reply<CowatchError?>()
-        actionWaiters[request.id] = reply
-        perform(request.actions)
-        let outcome = await reply.wait(
-            timeout: seekTimeout, orElse: CowatchError(.timeout, "the room server did not confirm the action in time"))
-        actionWaiters[request.id] = nil
-        if let outcome { throw outcome }
+        try await awaitAnswer(
+            request.id, kind: .action, sending: request.actions, timeout: seekTimeout,
+            timedOut: CowatchError(.timeout, "the room server did not confirm the action in time"))
     }
 
     /// Our own `open` switches everyone: first make sure the media (or its fallback) opens at all,
@@ -68,11 +64,11 @@ extension RoomSession {
         guard let probe else { return }
         // Bounded well within a control client's patience (10 s by default).
         let timeout = min(configuration.openTimeout, 8)
-        let started = monotonicNow()
+        let started = clock.now()
         guard var failure = await probe.check(open.url, timeout: timeout) else { return }
         // The probe's own FFmpeg lines (an HTTP status) reach our player's log, not the probe's.
         var libav = LoadFailureReason()
-        for entry in recentLibavLog where entry.at >= started { libav.logged(entry.line) }
+        for line in playerSide.libavLines(since: started) { libav.logged(line) }
         let explained = libav.explain(url: open.url, mpvReason: "loading failed")
         if failure.code == .mediaUnavailable, !failure.message.contains("HTTP error"),
             explained.message.contains("HTTP error")
@@ -93,7 +89,7 @@ extension RoomSession {
     /// `join`: after `leave`, an end or a removal, a new session aligned to the group.
     /// Errors: `timeout`; the server's refusal (`name-taken`, `kicked`, …) as soon as it comes.
     func join(timeout: Double) async throws(CowatchError) {
-        if try machine.join(now: monotonicNow()) != nil {
+        if try machine.join(now: clock.now()) != nil {
             joinRequested = true
             joinSignal?.resume(())
             lastRefusal = nil
@@ -123,8 +119,8 @@ extension RoomSession {
     func setStatus(ready: Bool? = nil, waitForMe: Bool? = nil) {
         var status = coordinator.status
         if let ready { status.ready = ready }
-        if let waitForMe { userWaitForMe = waitForMe }
-        status.waitForMe = userWaitForMe && !cannotPlay
+        if let waitForMe { playerSide.waitForMeSetting = waitForMe }
+        status.waitForMe = playerSide.waitForMe
         perform(coordinator.setStatus(status))
     }
 
@@ -133,9 +129,9 @@ extension RoomSession {
     func waitForSession(
         timeout: Double, until done: (SessionState) throws(CowatchError) -> Bool
     ) async throws(CowatchError) {
-        let deadline = monotonicNow() + timeout
+        let deadline = clock.now() + timeout
         while try !done(machine.state) {
-            let left = deadline - monotonicNow()
+            let left = deadline - clock.now()
             guard left > 0, !Task.isCancelled else { throw CowatchError(.timeout, "the room did not answer in time") }
             let change = Reply<Void>()
             sessionWatchers.append(change)
@@ -147,7 +143,7 @@ extension RoomSession {
     /// reports (the player itself follows a moment later, at the scheduled instant).
     func groupState() -> (position: Double, paused: Bool, rate: Double)? {
         guard isJoined, let current = coordinator.timelines?.current,
-            let reference = coordinator.referenceTime(atLocal: monotonicNow())
+            let reference = coordinator.referenceTime(atLocal: clock.now())
         else { return nil }
         // A start scheduled a little ahead is reported as done: that is what the action did.
         let at = max(reference, current.reference)
@@ -157,62 +153,44 @@ extension RoomSession {
     // MARK: Status
 
     /// The `room`, `clock` and `drift` sections of `get_status`.
-    func statusSections() -> [String: JSONValue] {
-        let now = monotonicNow()
+    func statusSections() -> (room: RoomStatus, clock: ClockStatus?, drift: DriftStatus) {
+        let now = clock.now()
         let state = machine.state
         let activity = coordinator.activity
-        var activityJSON: [String: JSONValue] = [
-            "id": .number(Double(activity.id)), "url": .string(activity.url), "title": .string(activity.displayTitle),
-            "type": .string(activity.type.rawValue),
-            "fallback_url": activity.fallbackURL.map(JSONValue.string) ?? .null,
-            "opened_by": activity.openedBy.map(JSONValue.string) ?? .null,
-        ]
-        if let load { activityJSON["loading"] = .string(load.current) }
         let status = coordinator.status
-        var roomJSON: [String: JSONValue] = [
-            "room": .string(room.room), "server": .string("\(room.serverHost):\(room.serverPort)"),
-            "session": .string(state.name), "reason": state.reason.map { .string($0.code) } ?? .null,
-            "participants": .number(Double(coordinator.participants.count)),
-            "seq": .number(Double(coordinator.timelines?.current.seq ?? 0)),
-            "activity": .object(activityJSON),
-            "policy": [
-                "play_when_ready": .bool(coordinator.policy.playWhenReady),
-                "wait_timeout": .number(coordinator.policy.waitTimeout),
-                "managed": .bool(coordinator.policy.managed),
-            ],
-            // What the room is told (as in `get_participants`); `wait_for_me_setting` is the
+        var endedBy: String?
+        if case .invalidated(.endedBy(let by)) = state { endedBy = by }
+        let roomStatus = RoomStatus(
+            room: room.room, server: "\(room.serverHost):\(room.serverPort)", session: state.name,
+            reason: state.reason?.code, endedBy: endedBy, participants: coordinator.participants.count,
+            seq: coordinator.timelines?.current.seq ?? 0,
+            activity: RoomStatus.Activity(
+                id: activity.id, url: activity.url, title: activity.displayTitle, type: activity.type.rawValue,
+                fallbackURL: activity.fallbackURL, openedBy: activity.openedBy, loading: playerSide.media.loadingURL),
+            policy: RoomStatus.Policy(
+                playWhenReady: coordinator.policy.playWhenReady, waitTimeout: coordinator.policy.waitTimeout,
+                managed: coordinator.policy.managed),
+            // What the room is told (as in `get_participants`); `waitForMeSetting` is the
             // person's own choice, kept while this player cannot play.
-            "ready": .bool(status.ready), "wait_for_me": .bool(status.waitForMe),
-            "wait_for_me_setting": .bool(userWaitForMe), "can_play": .bool(!cannotPlay),
-            "last_error": connectFailure.map { ["code": .string($0.code.rawValue), "message": .string($0.message)] }
-                ?? .null,
-            "role": .string(coordinator.role.rawValue), "managed": .bool(coordinator.policy.managed),
-            "open_offer": openOfferJSON(),
-            "stall": status.stall.map { .string($0.rawValue) } ?? .null,
+            ready: status.ready, waitForMe: status.waitForMe, waitForMeSetting: playerSide.waitForMeSetting,
+            canPlay: playerSide.media.canPlay,
+            lastError: connectFailure, role: coordinator.role.rawValue, managed: coordinator.policy.managed,
+            openOffer: openOfferStatus(), stall: status.stall?.rawValue,
             // Who is stalled and asks to be waited for (the server may still have given up on them).
-            "waiting_for": .array(
-                coordinator.participants.filter { $0.status.stall != nil && $0.status.waitForMe }.map { .string($0.name) }),
-        ]
-        if case .invalidated(.endedBy(let by)) = state { roomJSON["ended_by"] = .string(by) }
-        if room.hostPort != nil { roomJSON["reachability"] = reachabilityJSON() }
-        var sections: [String: JSONValue] = ["room": .object(roomJSON)]
-        if let estimate = coordinator.estimator.estimate(atLocal: now) {
-            sections["clock"] = [
-                "offset": .number(estimate.offset), "rtt": .number(estimate.roundTrip),
-                "uncertainty": .number(estimate.uncertainty), "skew": .number(estimate.skew),
-                "samples": .number(Double(coordinator.estimator.sampleCount)),
-            ]
+            waitingFor: coordinator.participants.filter { $0.status.stall != nil && $0.status.waitForMe }.map(\.name),
+            reachability: reachabilityStatus())
+        let clockStatus = coordinator.estimator.estimate(atLocal: now).map { estimate in
+            ClockStatus(
+                offset: estimate.offset, rtt: estimate.roundTrip, uncertainty: estimate.uncertainty, skew: estimate.skew,
+                samples: coordinator.estimator.sampleCount)
         }
-        sections["drift"] = [
+        let drift = DriftStatus(
             // Only while the player follows a playing group: before anything plays there is no drift.
-            "error": .finite(isJoined && load == nil && !cannotPlay ? coordinator.lastError : nil), "source": .string(hasAudio ? "audio-pts" : "frames"),
-            "nudges": .number(Double(coordinator.drift.nudges)), "seeks": .number(Double(coordinator.drift.seeks)),
-            "player_speed": .finite(try? player.getDouble("speed")),
-            "expected": .finite(coordinator.expectedPosition(atLocal: now)),
-            "unpause_lead": .number(coordinator.unpauseLead.lead),
-            "start_late": .finite(startLateness),
-        ]
-        return sections
+            error: isJoined && playerSide.media.hasRoomMedia ? coordinator.lastError : nil,
+            source: playerSide.hasAudio ? "audio-pts" : "frames", nudges: coordinator.drift.nudges, seeks: coordinator.drift.seeks,
+            playerSpeed: try? player.getDouble("speed"), expected: coordinator.expectedPosition(atLocal: now),
+            unpauseLead: coordinator.unpauseLead.lead, startLate: playerSide.startLateness)
+        return (roomStatus, clockStatus, drift)
     }
 
     /// `get_participants` data.

@@ -1,4 +1,3 @@
-import CowatchClient
 import CowatchCore
 import CowatchMpv
 import CowatchNet
@@ -17,6 +16,8 @@ actor RoomSession {
     let room: RoomSettings
     let events: EventHub
     let logger: Logger
+    /// The daemon's one clock (the controller's): every instant this session reads or waits for.
+    let clock: any MonotonicClock
 
     // The room. `machine` is the one source of where this daemon stands (waiting, joined,
     // invalidated); `isJoined` and `view` are read from it, never kept beside it.
@@ -37,8 +38,9 @@ actor RoomSession {
     var joinSignal: Reply<Void>?
     /// Callers of `waitForSession`, woken on every session change to look again.
     var sessionWatchers: [Reply<Void>] = []
-    var endedBy: String?
-    var lastFailure: CowatchError?
+    /// How the current connection is to end, once a server message decided it (someone ended
+    /// the activity, the server refused or removed us): the connection loop ends with it.
+    var linkOutcome: LinkOutcome?
     /// When the server last said anything: a server that goes silent (frozen, a half-open link)
     /// is left after `RoomSession.silenceLimit` and reconnected to.
     var lastHeardAt = 0.0
@@ -54,18 +56,13 @@ actor RoomSession {
     /// Why the last attempt to reach the server failed, said out loud once per cause (retries of
     /// the same one stay quiet); cleared once in the room. Also `room.last_error` in `get_status`.
     var connectFailure: CowatchError?
-    /// Local requests waiting for the server: resolved with nil once applied, or with why not.
-    var actionWaiters: [Int: Reply<CowatchError?>] = [:]
-    /// Reliable messages waiting for their acknowledgement (they outlive a reconnect: the
-    /// coordinator sends them again), and who they reached.
-    var messageWaiters: [Int: Reply<CowatchError?>] = [:]
+    /// Our requests waiting for the server's answer, by request id (RoomSession+Pending.swift).
+    let pending = PendingRequests()
+    /// Who the reliable messages still waited for reached (from their acknowledgement).
     var deliveries: [Int: [String]] = [:]
     /// The room's recent chat as we have it (the history the server sent at our join, then
     /// every line), for `get_chat`: events are not replayed to a client that connects later.
     var chatLog: [ChatLine] = []
-    /// `end`, `op`, `deop` and `kick` in the order sent (see RoomSession+Roles.swift).
-    var serverRequests: [ServerRequest] = []
-    var nextServerRequestID = 0
     /// The last refusal that left this daemon out of the room (for `join`'s answer).
     var lastRefusal: CowatchError?
     /// The room's attachments and the subtitles added to the player (RoomSession+Journal.swift).
@@ -79,49 +76,23 @@ actor RoomSession {
     var route: ClusterRoute
     var redirect: Endpoint?
 
-    // What the room switched to and this player did not open (see RoomSession+Open.swift).
-    /// Under `--accept-open ask`: the switch waiting for `accept_open`, and the URL to open.
-    var openOffer: (activity: Activity, url: String)?
-    /// The switch refused by `--allow-scheme` or `--accept-open operators`.
-    var refusedActivity: Activity?
     /// Roles given or taken (op/deop notices) since the last participant list, which arrives
     /// only once a second: an operator's switch right after its op is judged by its new role.
     var recentRoles: [String: Role] = [:]
 
-    // The player, as the session sees it (see RoomSession+Player.swift); the logic is in the
-    // core's pure machines, this actor only feeds them.
-    /// Tells our own pause, speed and seek changes from the person's.
-    var echoes = PlayerEchoTracker()
-    /// A seek we ordered, waiting for its fence (see `holdSeek`); fences sent so far.
-    var heldSeek: (fence: Int, target: Double, at: Double)?
-    /// The instant the running tick was woken for, and how late after such an instant the last
-    /// unpause it ordered took effect (seconds; `get_status` drift.start_late).
-    var transitionInstant: Double?
-    var startLateness: Double?
-    var fences = 0
-    /// A person's seeking at the player, until it becomes one group seek.
-    var userSeeks = UserSeekCoalescer()
-    /// Loading, buffering and slow seeks: what the room hears as our stall.
-    var stalls = StallTracker(slowSeek: 0.5)
-    var frameClock = FrameEventClock()
-    var hasAudio = false
-    /// The switch of media under way, for this activity.
-    var load: MediaLoad?
-    var loadActivity: Activity?
-    /// mpv's log lines while loading, to say why a load failed.
-    var loadLog = LoadFailureReason()
-    /// The switched-to media could not be opened at all: the group need not wait for us until
-    /// the next activity (the person's own "wait for me" setting is kept apart).
-    var cannotPlay = false
-    var userWaitForMe = true
+    /// The player, as the session sees it: what media it has relative to the room's (loading,
+    /// refused, offered, failed), the seek fence, stalls, echoes of our orders and the person's
+    /// seek gestures. A pure machine in the core; RoomSession+Player.swift feeds it and carries
+    /// out its actions.
+    var playerSide: PlayerSide
+    /// How many player events this session has taken in: a test on a manual clock waits for it
+    /// to catch up with its player before it moves time on.
+    var playerEventsSeen = 0
 
     /// The notices on mpv's OSD, stacked.
     var osd = OSDStack()
     /// Tries media before our own `open` switches the room to it (nil: no check).
     let probe: MediaProbe?
-    /// FFmpeg's recent warnings and errors, whichever player caused them: libav's log is
-    /// process-wide and mpv routes it to the first player, so a probe's HTTP status lands here.
-    var recentLibavLog: [(at: Double, line: LoadFailureReason.Line)] = []
 
     /// True when the server has welcomed this session and it has not ended.
     var isJoined: Bool { machine.state == .joined }
@@ -130,6 +101,7 @@ actor RoomSession {
         player: any MediaPlayer, configuration: DaemonConfiguration, room: RoomSettings, media: MediaLoader,
         events: EventHub, logger: Logger, probe: MediaProbe? = nil
     ) {
+        self.clock = media.clock
         self.player = player
         self.probe = probe
         self.configuration = configuration
@@ -139,6 +111,8 @@ actor RoomSession {
         self.logger = logger
         self.machine = GroupSessionMachine(configuration: .init(onEnd: configuration.onEnd))
         self.route = ClusterRoute(origin: Endpoint(host: room.serverHost, port: room.serverPort))
+        self.playerSide = PlayerSide(
+            configuration: .init(name: configuration.name, openPolicy: room.openPolicy, openTimeout: configuration.openTimeout))
         self.coordinator = RoomCoordinator(
             name: configuration.name, room: room.room, activity: Activity(url: Activity.ownMediaURL(configuration.media)),
             secret: room.secret?.text)
@@ -165,7 +139,7 @@ actor RoomSession {
         probeTracks()
         var coordinatorConfiguration = RoomCoordinator.Configuration()
         coordinatorConfiguration.drift = room.drift
-        if !hasAudio {
+        if !playerSide.hasAudio {
             // Frame instants are noisier than audio-pts: leave errors within that noise alone.
             coordinatorConfiguration.drift.deadband = max(coordinatorConfiguration.drift.deadband, 0.001)
         }
@@ -174,14 +148,14 @@ actor RoomSession {
             url: Activity.ownMediaURL(configuration.media),
             title: (configuration.title ?? (try? player.getString("media-title"))).map(Activity.clampedTitle),
             type: configuration.activityType ?? (hasVideo ? .watch : .listen), fallbackURL: configuration.fallbackURL)
-        userWaitForMe = configuration.waitForMe
+        playerSide.waitForMeSetting = configuration.waitForMe
         coordinator = RoomCoordinator(
             name: configuration.name, room: room.room, activity: activity,
             status: ParticipantStatus(ready: configuration.readyAtStart, waitForMe: configuration.waitForMe),
             secret: room.secret?.text, token: room.hostToken?.text, configuration: coordinatorConfiguration)
         publishSession()
 
-        var next = GroupSessionMachine.Next.connect(at: monotonicNow())
+        var next = GroupSessionMachine.Next.connect(at: clock.now())
         while !Task.isCancelled {
             switch next {
             case .stop(let error):
@@ -193,11 +167,11 @@ actor RoomSession {
                 // Out of the room on purpose: wait for `join`.
                 while !joinRequested && !Task.isCancelled { await waitForJoinRequest(timeout: 3600) }
                 joinRequested = false
-                next = .connect(at: monotonicNow())
+                next = .connect(at: clock.now())
                 continue
             case .connect(let at):
                 // Backing off; `join` retries at once.
-                let wait = at - monotonicNow()
+                let wait = at - clock.now()
                 if wait > 0, !joinRequested { await waitForJoinRequest(timeout: wait) }
                 joinRequested = false
             }
@@ -219,11 +193,11 @@ actor RoomSession {
                 leaveRequested = false
                 end = .left
             }
-            forgetSeeks()
+            playerSide.forgetSeeks()
             if end == .lost, isJoined {
                 publishError(CowatchError(.ioError, "lost the room server; reconnecting"))
             }
-            next = machine.connectionEnded(end, now: monotonicNow())
+            next = machine.connectionEnded(end, now: clock.now())
             if case .refused(let refusal) = end {
                 lastRefusal = refusal
                 if next == .stayOut { reportStayingOut(refusal) }
@@ -235,9 +209,7 @@ actor RoomSession {
             }
             publishSession()
             let gone = CowatchError(.notInRoom, "the room connection ended before the server answered")
-            for waiter in actionWaiters.values { waiter.resume(gone) }
-            actionWaiters = [:]
-            failServerRequests(gone)
+            pending.connectionEnded(gone)
         }
         return nil
     }
@@ -256,9 +228,9 @@ actor RoomSession {
             // The invite's other addresses, unless a cluster server sent us elsewhere.
             let alternates = route.target.host == room.serverHost && route.target.port == room.serverPort ? room.alternates : []
             let logger = logger
-            try await RoomConnection.connect(
+            let outcome = try await RoomConnection.connect(
                 host: route.target.host, port: route.target.port, alternates: alternates, security: try linkSecurity(),
-                logger: logger,
+                logger: logger, now: { [clock] in clock.now() },
                 onReached: { [target = route.target] endpoint in
                     let reached = Invite.authority(host: endpoint.host, port: endpoint.port)
                     if endpoint == target {
@@ -268,34 +240,45 @@ actor RoomSession {
                     }
                 }
             ) { inbound, send, fingerprint in
-                try await self.session(inbound: inbound, send: send, fingerprint: fingerprint)
+                await self.session(inbound: inbound, send: send, fingerprint: fingerprint)
+            }
+            return connectionEnd(outcome)
+        } catch {
+            return connectionEnd(.lost(error))
+        }
+    }
+
+    /// What the session machine hears of a connection's outcome; says out loud what the person
+    /// must know (a server that cannot be reached, the server's own words when it keeps us out).
+    private func connectionEnd(_ outcome: LinkOutcome) -> GroupSessionMachine.ConnectionEnd {
+        switch outcome {
+        case .left:
+            return .left
+        case .ended(let by):
+            return .ended(by: by)
+        case .redirected(let target):
+            redirect = target
+            return .lost
+        case .refused(let failure) where failure.code != .serverBusy && failure.code != .serverFull:
+            return .refused(failure)
+        case .refused(let failure):
+            // Busy (caps, a room that opens when its host is in): try again with the backoff. The
+            // server's own words (an address locked out after a flood, …) are what `join` answers
+            // when it gives up waiting, never a bare timeout.
+            if !isJoined {
+                lastRefusal = failure
+                reportConnectFailure(failure)
             }
             return .lost
-        } catch is LeftRoom {
-            return .left
-        } catch is Redirected {
-            return .lost
-        } catch let ended as Ended {
-            return .ended(by: ended.by)
-        } catch let error as CowatchError where error.code == .certificateMismatch || error.code == .unsafePath {
+        case .lost(let error as CowatchError) where error.code == .certificateMismatch || error.code == .unsafePath:
             // Someone may be in the middle, or our own files are unsafe: retrying cannot help.
             return .refused(error)
-        } catch {
-            // Busy (caps, a room that opens when its host is in): try again with the backoff.
-            if let failure = lastFailure, failure.code != .serverBusy, failure.code != .serverFull { return .refused(failure) }
-            // The server's own words (an address locked out after a flood, …) are what `join`
-            // answers when it gives up waiting, never a bare timeout.
-            if let failure = lastFailure, !isJoined { lastRefusal = failure }
+        case .lost(let error):
             if !isJoined { reportConnectFailure(error) }
             logger.debug("room connection ended", metadata: ["cowatch.room.error": "\(error)"])
             return .lost
         }
     }
-
-    /// Ends a session on `leave`.
-    struct LeftRoom: Error {}
-    /// Ends a session when someone ended the activity.
-    struct Ended: Error { let by: String }
 
     /// A server that cannot be reached (nothing listens, the wrong port, a plaintext or foreign
     /// server, a handshake that never finishes) is said at once, at the default log level and
@@ -322,13 +305,7 @@ actor RoomSession {
         for watcher in watchers { watcher.resume(()) }
         guard state != publishedSession else { return }
         publishedSession = state
-        var fields: [String: JSONValue] = ["state": .string(state.name)]
-        if let reason = state.reason {
-            fields["reason"] = .string(reason.code)
-            if case .endedBy(let name) = reason { fields["by"] = .string(name) }
-            if case .removed(let code) = reason { fields["code"] = .string(code.rawValue) }
-        }
-        events.publish(ControlEvent(name: ControlEvent.Name.session, fields: fields))
+        events.publish(.session(state))
     }
 
     /// TLS pinned to the invite's key, or to what `known_hosts` remembers (trusting the first
@@ -348,68 +325,78 @@ actor RoomSession {
 
     private func session(
         inbound: AsyncThrowingStream<RoomConnection.Arrival, any Error>, send: @escaping RoomConnection.Send, fingerprint: String
-    ) async throws {
+    ) async -> LinkOutcome {
         self.send = send
         linkFingerprint = fingerprint
-        lastFailure = nil
-        endedBy = nil
-        lastHeardAt = monotonicNow()
+        linkOutcome = nil
+        lastHeardAt = clock.now()
         connectedAt = lastHeardAt
         adoptKeptToken(fingerprint: fingerprint)
-        perform(coordinator.connected(now: monotonicNow(), fingerprint: fingerprint))
+        perform(coordinator.connected(now: clock.now(), fingerprint: fingerprint))
         // Two loops; whichever ends first (the link drops, the server refuses, or we leave) ends both.
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            group.addTask { try await self.tickLoop() }
+        return await withTaskGroup(of: LinkOutcome.self) { group in
+            group.addTask { await self.tickLoop() }
             group.addTask {
-                for try await arrival in inbound { try await self.received(arrival.message, at: arrival.at) }
-                throw CowatchError(.ioError, "the room server closed the connection")
+                do {
+                    for try await arrival in inbound {
+                        if let outcome = await self.received(arrival.message, at: arrival.at) { return outcome }
+                    }
+                    return .lost(CowatchError(.ioError, "the room server closed the connection"))
+                } catch {
+                    return .lost(error)
+                }
             }
             defer { group.cancelAll() }
-            try await group.next()
+            return await group.next() ?? .lost(CancellationError())
         }
     }
 
     /// `at`: when the message's bytes were read from the socket (a clock probe's t4).
-    private func received(_ message: ServerMessage, at: Double) throws {
-        lastHeardAt = monotonicNow()
-        try clusterReceived(message)
+    /// Nil while the connection goes on; else how it ends.
+    private func received(_ message: ServerMessage, at: Double) -> LinkOutcome? {
+        lastHeardAt = clock.now()
+        if let outcome = clusterReceived(message) { return outcome }
         let actions = coordinator.received(message, now: at)
-        if case .refused(nil, let code, let text) = message {
-            // Only end, op, deop and kick are refused without an action id, in the order sent.
-            serverRequestRefused(CowatchError(CowatchError.Code(rawValue: code), text))
-        }
         perform(actions)
         if case .applied = message, coordinator.isJoined {
             // A new timeline (a pause, a seek, a speed) is carried out now, not at the next tick:
             // every player then follows within the message's own delivery, not up to a tick later.
             reconcileNow()
         }
-        if let failure = lastFailure { throw failure }
-        if let endedBy { throw Ended(by: endedBy) }
+        return linkOutcome
     }
 
     /// The session's clock: wakes every tick interval, or just in time for a scheduled start or
     /// speed change, and runs `tick` on the actor.
-    private nonisolated func tickLoop() async throws {
+    private nonisolated func tickLoop() async -> LinkOutcome {
         let interval = room.tickInterval
-        while !Task.isCancelled {
-            let now = monotonicNow()
-            var wokeFor: Double?
-            if let transition = await nextTransition(), transition < now + interval {
-                wokeFor = transition
-                // Wake a little before a scheduled start or speed change: `tick` reads the player
-                // and decides then, and waits out the rest precisely before carrying it out.
-                let early = transition - Self.transitionPreparation
-                if early > now { try await Task.sleep(for: .seconds(early - now)) }
-            } else {
-                try await Task.sleep(for: .seconds(interval))
+        do {
+            while true {
+                if let outcome = try await tickOnce(interval: interval) { return outcome }
             }
-            try await tick(wokeFor: wokeFor)
+        } catch {
+            return .lost(error)  // cancelled: the other loop ended the connection
         }
     }
 
+    /// Sleeps until the next tick is due and runs it; nil while the connection goes on.
+    private nonisolated func tickOnce(interval: Double) async throws -> LinkOutcome? {
+        let now = clock.now()
+        var wokeFor: Double?
+        if let transition = await nextTransition(), transition < now + interval {
+            wokeFor = transition
+            // Wake a little before a scheduled start or speed change: `tick` reads the player
+            // and decides then, and waits out the rest precisely before carrying it out.
+            let early = transition - Self.transitionPreparation
+            if early > now { try await clock.sleep(until: early) }
+        } else {
+            try await clock.sleep(until: now + interval)
+        }
+        return await tick(wokeFor: wokeFor)
+    }
+
     private func nextTransition() -> Double? {
-        coordinator.nextTransition(afterLocal: monotonicNow())
+        coordinator.nextTransition(afterLocal: clock.now())
     }
 
     /// Seconds before a scheduled transition at which the tick loop wakes to prepare it.
@@ -422,40 +409,43 @@ actor RoomSession {
     /// - Parameter wokeFor: the scheduled instant this tick was woken for, if any: the player is
     ///   read now and the coordinator decides as at that instant (a paused player stands still;
     ///   a playing one moves at its speed), then the decision waits for it — the actor blocked at
-    ///   most `transitionPreparation`, mostly asleep (`waitUntilMonotonic`). An unpause so
-    ///   ordered is timed against it (`startLateness`).
-    private func tick(wokeFor: Double? = nil) throws {
-        transitionInstant = wokeFor
-        defer { transitionInstant = nil }
+    ///   most `transitionPreparation`, mostly asleep (`MonotonicClock.waitPrecisely`). An unpause so
+    ///   ordered is timed against it (`PlayerSide.startLateness`).
+    /// - Returns: nil while the connection goes on; else how it ends (we leave, or the server
+    ///   went silent).
+    private func tick(wokeFor: Double? = nil) -> LinkOutcome? {
+        playerSide.transitionInstant = wokeFor
+        defer { playerSide.transitionInstant = nil }
         if leaveRequested {
             leaveRequested = false
             send?(.bye)
-            throw LeftRoom()
+            return .left
         }
-        let now = monotonicNow()
+        let now = clock.now()
         if !coordinator.isJoined, now - connectedAt > Self.silenceLimit {
-            throw CowatchError(.ioError, "the room server did not let us in within \(Int(Self.silenceLimit)) s")
+            return .lost(CowatchError(.ioError, "the room server did not let us in within \(Int(Self.silenceLimit)) s"))
         }
         if now - lastHeardAt > Self.silenceLimit {
             // No welcome, no time replies, no participant lists: the server is gone or frozen.
-            throw CowatchError(.ioError, "the room server said nothing for \(Int(Self.silenceLimit)) s")
+            return .lost(CowatchError(.ioError, "the room server said nothing for \(Int(Self.silenceLimit)) s"))
         }
         playerTick(now: now)
         updateStatus(now: now)
         let current = sample()
-        guard let instant = wokeFor, instant > monotonicNow() else {
+        guard let instant = wokeFor, instant > clock.now() else {
             perform(coordinator.tick(now: now, sample: current))
-            return
+            return nil
         }
         let actions = coordinator.tick(now: instant, sample: current.map { Self.carried($0, to: instant) })
-        waitUntilMonotonic(instant)
+        clock.waitPrecisely(until: instant)
         perform(actions)
+        return nil
     }
 
     /// The drift step of `tick`, at once: the coordinator compares the player with the group's
     /// timeline and orders what differs (a scheduled start is still waited for by the tick loop).
     private func reconcileNow() {
-        let now = monotonicNow()
+        let now = clock.now()
         guard coordinator.nextTransition(afterLocal: now).map({ $0 > now + Self.transitionPreparation }) ?? true else { return }
         perform(coordinator.tick(now: now, sample: sample()))
     }
@@ -486,10 +476,9 @@ actor RoomSession {
                 }
                 publish(notice)
             case .actionApplied(let id):
-                actionWaiters.removeValue(forKey: id)?.resume(nil)
+                pending.resolve(id, nil)
             case .actionRefused(let id, let error):
-                actionWaiters.removeValue(forKey: id)?.resume(error)
-                messageWaiters.removeValue(forKey: id)?.resume(error)
+                pending.resolve(id, error)
                 showRefusal(error)
             case .refused(let error):
                 showRefusal(error)
@@ -509,35 +498,30 @@ actor RoomSession {
             case .activity(let activity):
                 activityChanged(activity)
             case .ended(let by):
-                endedBy = by
-                serverRequestsEnded()
+                linkOutcome = .ended(by: by)
                 publish(Notice(actor: by, action: .end))
             case .participants:
                 recentRoles = [:]
             case .chat(let line):
                 chatLog.append(line)
                 if chatLog.count > 50 { chatLog.removeFirst(chatLog.count - 50) }
-                events.publish(ControlEvent(name: ControlEvent.Name.chat, fields: [
-                    "participant": .string(line.from), "text": .string(line.text), "history": .bool(line.history),
-                ]))
+                events.publish(.chat(line))
                 if !line.history { showOnScreen("<\(line.from)> \(line.text)", milliseconds: 8000) }
             case .message(let message):
                 // The payload is JSON text from a peer: parsed (bounded by the wire's line limit),
                 // or passed on as a string when it is not JSON.
                 let payload = (try? JSONValue.parse(Array(message.payload.utf8))) ?? .string(message.payload)
-                events.publish(ControlEvent(name: ControlEvent.Name.message, fields: [
-                    "participant": .string(message.from ?? "?"), "topic": .string(message.topic), "payload": payload,
-                    "reliable": .bool(message.reliable),
-                ]))
+                events.publish(.message(ReceivedMessage(
+                    participant: message.from ?? "?", topic: message.topic, payload: payload, reliable: message.reliable)))
             case .messageDelivered(let id, let names):
-                deliveries[id] = names
-                messageWaiters.removeValue(forKey: id)?.resume(nil)
+                if pending.isWaiting(id) { deliveries[id] = names }
+                pending.resolve(id, nil)
             case .attachmentAdded(let attachment, let history):
                 attachmentAdded(attachment, history: history)
             case .attachmentRemoved(let id, let by):
                 attachmentRemoved(id, by: by)
             case .failed(let error):
-                lastFailure = error
+                linkOutcome = .refused(error)
                 if error.code == .kicked {
                     // "alice removed you from room movie-night": the session becomes removed(kicked).
                     logger.warning("\(error.message)")
@@ -550,18 +534,7 @@ actor RoomSession {
     // MARK: Reporting
 
     func publish(_ notice: Notice) {
-        serverRequestAnswered(by: notice)
-        var fields: [String: JSONValue] = [
-            "participant": .string(notice.actor), "action": .string(notice.action.rawValue), "text": .string(notice.text),
-        ]
-        if let position = notice.position { fields["position"] = .number(position) }
-        if let from = notice.from { fields["from"] = .number(from) }
-        if let to = notice.to { fields["to"] = .number(to) }
-        if let rate = notice.rate { fields["rate"] = .number(rate) }
-        if let others = notice.others { fields["others"] = .array(others.map(JSONValue.string)) }
-        if let detail = notice.detail { fields["detail"] = .string(detail) }
-        if let title = notice.title { fields["title"] = .string(title) }
-        events.publish(ControlEvent(name: ControlEvent.Name.notice, fields: fields))
+        events.publish(.notice(notice))
         showOnScreen(notice.text)
     }
 
@@ -569,13 +542,13 @@ actor RoomSession {
     /// still showing (the last few stack rather than replace each other).
     func showOnScreen(_ text: String, milliseconds: Int = 4000) {
         guard configuration.osd else { return }
-        let shown = osd.push(text, seconds: Double(milliseconds) / 1000, now: monotonicNow())
+        let shown = osd.push(text, seconds: Double(milliseconds) / 1000, now: clock.now())
         // Shown as sent: mpv expands ${…} in commands given as strings, never in an argument list.
         try? player.command(["show-text", shown.text, String(shown.milliseconds)])
         // A paused player may have dropped that redraw (see `OSDStack.redraw`): draw once more.
         let generation = osd.generation
-        Task { [weak self] in
-            try? await Task.sleep(for: .milliseconds(Self.osdRedrawDelayMilliseconds))
+        Task { [weak self, clock] in
+            try? await clock.sleep(seconds: Double(Self.osdRedrawDelayMilliseconds) / 1000)
             await self?.redrawOSDIfPaused(generation)
         }
     }
@@ -585,7 +558,7 @@ actor RoomSession {
 
     private func redrawOSDIfPaused(_ generation: Int) {
         guard osd.generation == generation, (try? player.getFlag("pause")) == true,
-            let again = osd.redraw(now: monotonicNow())
+            let again = osd.redraw(now: clock.now())
         else { return }
         try? player.command(["show-text", again.text, String(again.milliseconds)])
     }
@@ -608,8 +581,6 @@ actor RoomSession {
     }
 
     func publishError(_ error: CowatchError) {
-        events.publish(ControlEvent(name: ControlEvent.Name.error, fields: [
-            "code": .string(error.code.rawValue), "message": .string(error.message),
-        ]))
+        events.publish(.error(error))
     }
 }

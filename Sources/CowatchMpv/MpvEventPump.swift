@@ -1,4 +1,5 @@
 import CMpv
+import CowatchCore
 
 #if canImport(Glibc)
 import Glibc
@@ -9,12 +10,6 @@ import Glibc
 /// Lives at file scope outside any `main.swift` on purpose: code there is main-actor isolated,
 /// and running it on mpv's side of the world traps.
 enum MpvEventPump {
-    static func monotonicSeconds() -> Double {
-        var spec = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &spec)
-        return Double(spec.tv_sec) + Double(spec.tv_nsec) * 1e-9
-    }
-
     static func run(handle: MpvHandle, continuation: AsyncStream<MpvEvent>.Continuation) {
         defer { continuation.finish() }
         while true {
@@ -50,9 +45,9 @@ enum MpvEventPump {
                 let name = data.name.map({ String(cString: $0) })
             else { return nil }
             if data.format == MPV_FORMAT_NODE, let nodePointer = data.data?.assumingMemoryBound(to: mpv_node.self) {
-                return .propertyChange(name: name, value: MpvNode(copying: nodePointer.pointee), at: monotonicSeconds())
+                return .propertyChange(name: name, value: MpvNode(copying: nodePointer.pointee), at: SystemClock.monotonicSeconds())
             }
-            return .propertyChange(name: name, value: nil, at: monotonicSeconds())
+            return .propertyChange(name: name, value: nil, at: SystemClock.monotonicSeconds())
         case MPV_EVENT_CLIENT_MESSAGE:
             guard let data = event.data?.assumingMemoryBound(to: mpv_event_client_message.self).pointee,
                 data.num_args > 0, data.num_args <= 64, let args = data.args

@@ -34,8 +34,9 @@ public final class PropertyWatcher: Sendable {
                 do { event = try client.nextEvent(timeout: poll) } catch { break }
                 guard let event else { continue }
                 // A flag (`pause`) is recorded as 1 or 0.
-                guard event.name == "property-change", event.fields["name"]?.stringValue == property,
-                    let value = event.fields["data"]?.numberValue ?? event.fields["data"]?.boolValue.map({ $0 ? 1.0 : 0.0 })
+                // mpv's events are not the daemon's: they arrive as `.unknown`.
+                guard case .unknown(name: "property-change", let fields) = event, fields["name"]?.stringValue == property,
+                    let value = fields["data"]?.numberValue ?? fields["data"]?.boolValue.map({ $0 ? 1.0 : 0.0 })
                 else { continue }
                 let at = monotonicNow()
                 record.withLock { $0.append((at, value)) }

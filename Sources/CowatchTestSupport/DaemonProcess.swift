@@ -115,8 +115,11 @@ extension ControlClient {
     }
 
     public func status() throws -> PlayerStatus {
-        guard let status = PlayerStatus(json: try request(.getStatus)) else { throw TestFailure("bad status") }
-        return status
+        do {
+            return try PlayerStatus(json: try request(.getStatus))
+        } catch {
+            throw TestFailure("bad status: \(error)")
+        }
     }
 
     /// Polls `get_status` until the predicate holds; returns the last status.

@@ -123,7 +123,7 @@ struct Lifecycle: ParsableCommand {
         let back = dark + darkFor
         if back > monotonicNow() { sleepSeconds(back - monotonicNow()) }
         // Locked means: everyone plays again, the slow viewer too, within 2 ms.
-        _ = try room.clients[2].waitForStatus(timeout: 30) { !$0.paused && $0.extra["room"]?["stall"] == .null }
+        _ = try room.clients[2].waitForStatus(timeout: 30) { !$0.paused && $0.room.map { $0.stall == nil } == true }
         let sampling = monotonicNow() - back
         let lock = SkewSampler(clients: room.probes).timeToLock(bound: 0.002, rate: 1, timeout: 30).map { sampling + $0 }
         return (noticed - dark, released - held, lock ?? .infinity)

@@ -13,9 +13,9 @@ struct End: ParsableCommand {
 
     func run() throws {
         if !yes {
-            let status = try connection.send(.getStatus)
-            let room = status["room"]?["room"]?.stringValue ?? "?"
-            let count = status["room"]?["participants"]?.numberValue.map { Int($0) } ?? 0
+            let status = try? PlayerStatus(json: try connection.send(.getStatus))
+            let room = status?.room?.room ?? "?"
+            let count = status?.room?.participants ?? 0
             guard isatty(STDIN_FILENO) == 1 else {
                 throw CLIFailure(CowatchError(
                     .invalidArgument, "end affects everyone in room \(room); run with --yes to confirm without a terminal"))
@@ -58,11 +58,10 @@ struct Open: PlaybackCommand {
             return
         }
         guard case .open(let open) = command else { return }
-        if let room = data["room"]?.objectValue {
+        if let room = (try? PlayerStatus(json: data))?.room {
             // The room's activity is the new one once the server accepted it; its title is the
             // one everyone sees (given with --title, else the media's file name).
-            let activity = room["activity"]
-            let title = activity?["url"]?.stringValue == open.url ? activity?["title"]?.stringValue : nil
+            let title = room.activity.url == open.url ? room.activity.title : nil
             let named = (title ?? open.title).map { "\($0) (\(open.url))" } ?? open.url
             print("opening \(named) for everyone; the group starts together once all have it")
         } else {

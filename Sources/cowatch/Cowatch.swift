@@ -65,7 +65,7 @@ extension PlaybackCommand {
         let data = try connection.send(try command())
         if connection.json {
             printJSON(data)
-        } else if let status = PlayerStatus(json: data) {
+        } else if let status = try? PlayerStatus(json: data) {
             print(Describe.status(status))
         }
     }
@@ -108,11 +108,11 @@ struct Seek: PlaybackCommand {
             printJSON(try connection.send(command))
             return
         }
-        let before = (try? connection.send(.getStatus)).flatMap { PlayerStatus(json: $0) }
+        let before = (try? connection.send(.getStatus)).flatMap { try? PlayerStatus(json: $0) }
         let data = try connection.send(command)
-        guard let status = PlayerStatus(json: data) else { return }
+        guard let status = try? PlayerStatus(json: data) else { return }
         let wasPlaying = before.map { !$0.paused && !$0.eof } ?? false
-        if wasPlaying, status.paused, status.extra["room"]?["session"] == "joined" {
+        if wasPlaying, status.paused, status.room?.session == "joined" {
             let target = status.position.map { MediaTime.format($0) } ?? "the new position"
             print(Describe.status(status, state: "seeking to \(target); the group resumes together"))
         } else {
@@ -156,7 +156,7 @@ struct Status: ParsableCommand {
         let data = try connection.send(.getStatus)
         if connection.json {
             printJSON(data)
-        } else if let status = PlayerStatus(json: data) {
+        } else if let status = try? PlayerStatus(json: data) {
             print(Describe.status(status))
         } else {
             printJSON(data)
@@ -243,7 +243,9 @@ struct Events: ParsableCommand {
             if left <= 0 { return }
             do {
                 guard let event = try client.nextEvent(timeout: left) else { continue }
-                if let topic, event.name != ControlEvent.Name.message || event.fields["topic"]?.stringValue != topic { continue }
+                if let topic {
+                    guard case .message(let message) = event, message.topic == topic else { continue }
+                }
                 // Unbuffered, so `cowatch events | grep …` sees each event at once.
                 let line = connection.json ? event.json.jsonString : Describe.event(event)
                 FileHandle.standardOutput.write(Data((line + "\n").utf8))

@@ -13,93 +13,81 @@ enum Describe {
             "  " + (stateLine ?? "\(state) at \(position) / \(duration), speed \(rate(status.speed))"),
             "  media: \(status.media)",
         ]
-        if let room = status.extra["room"]?.objectValue {
-            let roomName = room["room"]?.stringValue ?? "?"
-            let server = room["server"]?.stringValue ?? "?"
-            var session = room["session"]?.stringValue ?? "?"
-            if let reason = room["reason"]?.stringValue {
-                session += ": " + (room["ended_by"]?.stringValue.map { "ended by \($0)" } ?? reason)
-            }
-            lines.append("  room: \(roomName) on \(server) (\(session))")
-            if let reach = room["reachability"]?.objectValue, let summary = reach["summary"]?.stringValue {
-                lines.append("  reach: \(summary)")
-                if let advice = reach["advice"]?.stringValue { lines.append("         what to do: \(advice)") }
-            }
-            if let role = room["role"]?.stringValue {
-                let managed = room["managed"]?.boolValue == true ? ", managed: only the owner and operators control playback" : ""
-                lines.append("  role: \(role)\(managed)")
-            }
-            if let activity = room["activity"]?.objectValue {
-                let title = activity["title"]?.stringValue ?? "?"
-                let type = activity["type"]?.stringValue ?? "watch"
-                let by = activity["opened_by"]?.stringValue.map { ", opened by \($0)" } ?? ""
-                lines.append("  activity: \(type) \(title)\(by)")
-            }
-            var me: [String] = [room["ready"]?.boolValue == true ? "ready" : "not ready"]
-            if room["wait_for_me"]?.boolValue == false { me.append("don't wait for me") }
-            if let stall = room["stall"]?.stringValue { me.append(stall) }
-            lines.append("  you: " + me.joined(separator: ", "))
-            if let offer = room["open_offer"]?.objectValue {
-                let by = offer["by"]?.stringValue ?? "someone"
-                lines.append("  offered: \(by) wants everyone to open \(offer["url"]?.stringValue ?? "?") (cowatch accept)")
-            }
+        if let room = status.room { lines += roomLines(room) }
+        if let clock = status.clock {
+            lines.append("  clock: rtt \(milliseconds(clock.rtt)), uncertainty ±\(milliseconds(clock.uncertainty))")
         }
-        if let clock = status.extra["clock"]?.objectValue, let rtt = clock["rtt"]?.numberValue,
-            let uncertainty = clock["uncertainty"]?.numberValue
-        {
-            lines.append("  clock: rtt \(milliseconds(rtt)), uncertainty ±\(milliseconds(uncertainty))")
-        }
-        if let drift = status.extra["drift"]?.objectValue, let error = drift["error"]?.numberValue {
+        if let error = status.drift?.error {
             lines.append("  drift: \(milliseconds(error)) from the group")
         }
         return lines.joined(separator: "\n")
     }
 
+    /// The lines of `cowatch status` about the room.
+    private static func roomLines(_ room: RoomStatus) -> [String] {
+        var lines: [String] = []
+        var session = room.session
+        if let reason = room.reason {
+            session += ": " + (room.endedBy.map { "ended by \($0)" } ?? reason)
+        }
+        lines.append("  room: \(room.room) on \(room.server) (\(session))")
+        if let reach = room.reachability {
+            lines.append("  reach: \(reach.summary)")
+            if let advice = reach.advice { lines.append("         what to do: \(advice)") }
+        }
+        let managed = room.managed ? ", managed: only the owner and operators control playback" : ""
+        lines.append("  role: \(room.role)\(managed)")
+        let by = room.activity.openedBy.map { ", opened by \($0)" } ?? ""
+        lines.append("  activity: \(room.activity.type) \(room.activity.title)\(by)")
+        var me: [String] = [room.ready ? "ready" : "not ready"]
+        if !room.waitForMe { me.append("don't wait for me") }
+        if let stall = room.stall { me.append(stall) }
+        lines.append("  you: " + me.joined(separator: ", "))
+        if let offer = room.openOffer {
+            lines.append("  offered: \(offer.by ?? "someone") wants everyone to open \(offer.url) (cowatch accept)")
+        }
+        return lines
+    }
+
     static func event(_ event: ControlEvent) -> String {
-        switch event.name {
-        case ControlEvent.Name.notice:
-            return event.fields["text"]?.stringValue ?? "notice: \(JSONValue.object(event.fields).jsonString)"
-        case ControlEvent.Name.state:
-            guard let status = PlayerStatus(json: .object(event.fields)) else { return "state changed" }
+        switch event {
+        case .notice(let notice):
+            return notice.text
+        case .state(let status):
             let state = status.eof ? "at the end" : (status.paused ? "paused" : "playing")
             return "\(state) at \(status.position.map { MediaTime.format($0, fraction: 1) } ?? "--:--"), speed \(rate(status.speed))"
-        case ControlEvent.Name.endOfFile:
-            let at = event.fields["position"]?.numberValue.map { " at \(MediaTime.format($0))" } ?? ""
+        case .endOfFile(let position):
+            let at = position.map { " at \(MediaTime.format($0))" } ?? ""
             return "reached the end of the media\(at)"
-        case ControlEvent.Name.session:
-            let state = event.fields["state"]?.stringValue ?? "?"
-            switch event.fields["reason"]?.stringValue {
-            case nil: return "session: \(state)"
-            case "ended-by"?: return "session: ended by \(event.fields["by"]?.stringValue ?? "?")"
-            case "removed"? where event.fields["code"] == "kicked": return "session: removed from the room (kicked)"
-            case "removed"?: return "session: removed by the server (\(event.fields["code"]?.stringValue ?? "?"))"
-            case let reason?: return "session: \(state) (\(reason))"
+        case .session(let state):
+            switch state.reason {
+            case nil: return "session: \(state.name)"
+            case .endedBy(let by)?: return "session: ended by \(by)"
+            case .removed(.kicked)?: return "session: removed from the room (kicked)"
+            case .removed(let code)?: return "session: removed by the server (\(code.rawValue))"
+            case let reason?: return "session: \(state.name) (\(reason.code))"
             }
-        case ControlEvent.Name.openOffer:
-            let by = event.fields["by"]?.stringValue ?? "someone"
-            return "\(by) wants everyone to open \(event.fields["url"]?.stringValue ?? "?") — cowatch accept to open it"
-        case ControlEvent.Name.error:
-            return "error: \(event.fields["message"]?.stringValue ?? event.fields["code"]?.stringValue ?? "unknown")"
-        case ControlEvent.Name.chat:
-            let earlier = event.fields["history"] == true ? " (earlier)" : ""
-            return "<\(event.fields["participant"]?.stringValue ?? "?")> \(event.fields["text"]?.stringValue ?? "")\(earlier)"
-        case ControlEvent.Name.message:
-            let payload = event.fields["payload"].map { $0.jsonString } ?? "null"
-            return "message from \(event.fields["participant"]?.stringValue ?? "?") on \(event.fields["topic"]?.stringValue ?? "?"): \(payload)"
-        case ControlEvent.Name.attachmentAdded:
-            let earlier = event.fields["history"] == true ? " (earlier)" : ""
-            let id = event.fields["id"]?.stringValue?.prefix(12) ?? "?"
-            return "\(event.fields["participant"]?.stringValue ?? "?") shared \(event.fields["name"]?.stringValue ?? "?") (\(id))\(earlier)"
-        case ControlEvent.Name.attachmentRemoved:
-            return "\(event.fields["participant"]?.stringValue ?? "?") removed \(event.fields["name"]?.stringValue ?? event.fields["id"]?.stringValue ?? "?")"
-        case ControlEvent.Name.attachmentProgress:
-            let done = event.fields["done"]?.numberValue ?? 0
-            let total = max(1, event.fields["total"]?.numberValue ?? 1)
-            let state = event.fields["state"]?.stringValue ?? "running"
-            let detail = state == "failed" ? " failed: \(event.fields["message"]?.stringValue ?? "?")" : " \(Int(done * 100 / total))%"
-            return "\(event.fields["direction"]?.stringValue ?? "transfer") \(event.fields["name"]?.stringValue ?? "?")\(detail)"
-        default:
-            return "\(event.name): \(JSONValue.object(event.fields).jsonString)"
+        case .openOffer(let offer):
+            return "\(offer.by ?? "someone") wants everyone to open \(offer.url) — cowatch accept to open it"
+        case .error(let error):
+            return "error: \(error.message)"
+        case .chat(let line):
+            return "<\(line.from)> \(line.text)\(line.history ? " (earlier)" : "")"
+        case .message(let message):
+            return "message from \(message.participant) on \(message.topic): \(message.payload.jsonString)"
+        case .attachmentAdded(let attachment, let history):
+            return "\(attachment.from) shared \(attachment.name) (\(attachment.id.prefix(12)))\(history ? " (earlier)" : "")"
+        case .attachmentRemoved(let removal):
+            return "\(removal.participant) removed \(removal.name ?? removal.id)"
+        case .attachmentProgress(let progress):
+            let percent = Int(Double(progress.done) * 100 / Double(max(1, progress.total)))
+            let detail: String
+            if case .failed(let error) = progress.stage { detail = " failed: \(error.message)" } else { detail = " \(percent)%" }
+            return "\(progress.direction.rawValue) \(progress.name)\(detail)"
+        case .unknown(let name, let fields):
+            // A notice with an action this version does not know still says what happened.
+            if name == ControlEvent.Kind.notice.rawValue, let text = fields["text"]?.stringValue { return text }
+            return "\(name): \(JSONValue.object(fields).jsonString)"
         }
     }
 
@@ -126,6 +114,11 @@ extension String {
     /// Two decimals without Foundation's String(format:).
     init(format2 value: Double) {
         let scaled = (value * 100).rounded()
+        // A number no player reports (a broken daemon's) is shown as such rather than trapping.
+        guard scaled.isFinite, abs(scaled) < 1e15 else {
+            self = "?"
+            return
+        }
         let negative = scaled < 0
         let magnitude = Int(abs(scaled))
         let cents = magnitude % 100

@@ -76,9 +76,9 @@ struct InviteLink: ParsableCommand {
         } else {
             print(data["invite"]?.stringValue ?? "")
             // Hosting: whether friends on the internet can use it (on stderr: the link stays the only output).
-            if let reach = data["reachability"]?.objectValue, let summary = reach["summary"]?.stringValue {
-                FileHandle.standardError.write(Data("cowatch: \(summary)\n".utf8))
-                if let advice = reach["advice"]?.stringValue {
+            if let reach = data["reachability"].flatMap({ try? ReachabilityStatus(ControlFields($0, what: "reachability")) }) {
+                FileHandle.standardError.write(Data("cowatch: \(reach.summary)\n".utf8))
+                if let advice = reach.advice {
                     FileHandle.standardError.write(Data("cowatch: what to do: \(advice)\n".utf8))
                 }
             }

@@ -36,8 +36,7 @@ enum SocketDiscovery {
         return entries.filter { $0.hasSuffix(".sock") }.sorted().compactMap { entry in
             let path = directory + "/" + entry
             guard let client = try? ControlClient(path: path),
-                let status = try? client.request(.getStatus, timeout: 2),
-                status["name"]?.stringValue != nil
+                let data = try? client.request(.getStatus, timeout: 2), (try? PlayerStatus(json: data)) != nil
             else { return nil }
             return (String(entry.dropLast(5)), path)
         }

@@ -143,8 +143,8 @@ struct ControlProtocolTests {
             let parsed = try JSONValue.parse(reply.json.encoded())
             #expect(ControlReply(json: parsed) == reply)
         }
-        let event = ControlEvent(name: "notice", fields: ["participant": "bob", "from": 1, "to": 2.5])
-        #expect(ControlEvent(json: try JSONValue.parse(event.json.encoded())) == event)
+        let event = ControlEvent.notice(Notice(actor: "bob", action: .seek, from: 1, to: 2.5))
+        #expect(try ControlEvent(json: try JSONValue.parse(event.json.encoded())) == event)
         #expect(ControlReply(json: event.json) == nil)
     }
 
@@ -153,12 +153,15 @@ struct ControlProtocolTests {
         #expect(JSONValue.object(["a": 3, "b": 1.5, "c": .finite(.nan)]).jsonString == #"{"a":3,"b":1.5,"c":null}"#)
     }
 
-    @Test("status round-trips with extra sections")
-    func statusRoundTrip() {
+    @Test("status round-trips with a drift section")
+    func statusRoundTrip() throws {
         let status = PlayerStatus(
             position: 12.5, paused: true, speed: 1, duration: 70, media: "/m.mkv", title: "m", name: "alice",
-            eof: false, extra: ["drift": ["error": 0.001]])
-        #expect(PlayerStatus(json: status.json) == status)
+            eof: false,
+            drift: DriftStatus(
+                error: 0.001, source: "frames", nudges: 0, seeks: 0, playerSpeed: nil, expected: nil, unpauseLead: 0,
+                startLate: nil))
+        #expect(try PlayerStatus(json: status.json) == status)
     }
 }
 

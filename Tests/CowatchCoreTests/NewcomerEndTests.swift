@@ -19,7 +19,7 @@ struct NewcomerEndTests: SequencerTesting {
     @Test("a newcomer's end is refused, saying who may; the room goes on")
     func newcomerRefused() {
         var sequencer = evening()
-        let outputs = sequencer.received(.end, from: 3, now: 21)
+        let outputs = sequencer.received(.end(), from: 3, now: 21)
         guard case .refused(nil, let code, let text) = messages(outputs, to: 3).first else {
             Issue.record("not refused: \(outputs)")
             return
@@ -33,7 +33,7 @@ struct NewcomerEndTests: SequencerTesting {
     @Test("whoever was watching first may end it")
     func earliestMayEnd() {
         var sequencer = evening()
-        let outputs = sequencer.received(.end, from: 2, now: 21)
+        let outputs = sequencer.received(.end(), from: 2, now: 21)
         #expect(messages(outputs, to: 3) == [.ended(by: "bob")])
         #expect(sequencer.snapshot().isEmpty)
     }

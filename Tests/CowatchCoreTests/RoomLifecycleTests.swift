@@ -201,7 +201,7 @@ struct RoomLifecycleTests: SequencerTesting {
     @Test("end: everyone hears who ended it, every connection closes, the room is gone")
     func end() {
         var sequencer = playing()
-        let outputs = sequencer.received(.end, from: 1, now: 40)
+        let outputs = sequencer.received(.end(), from: 1, now: 40)
         for id in 1...2 {
             #expect(messages(outputs, to: id) == [.ended(by: "alice")])
             #expect(outputs.contains(.close(id)))
@@ -266,7 +266,7 @@ struct RoomLifecycleTests: SequencerTesting {
     @Test("a participant reconnecting into a room that just ended hears it ended instead of restarting it")
     func endedRoomStaysEnded() {
         var sequencer = playing()
-        _ = sequencer.received(.end, from: 1, now: 40)
+        _ = sequencer.received(.end(), from: 1, now: 40)
         sequencer.connected(7, now: 41)
         let resume = ClientMessage.Hello.Resume(position: 30, playing: true, rate: 1)
         let outputs = sequencer.enter(.hello(.init(room: "r", name: "bob", resume: resume)), from: 7, now: 41)

@@ -31,10 +31,10 @@ struct RoomRolesTests: SequencerTesting {
     @Test("end needs the owner or an operator, unless the room has no secret and its owner left")
     func endPermission() {
         var sequencer = room(["alice", "bob", "carol"])
-        #expect(refusal(sequencer.received(.end, from: 2, now: 1), to: 2) == "not-permitted")
+        #expect(refusal(sequencer.received(.end(), from: 2, now: 1), to: 2) == "not-permitted")
         #expect(sequencer.snapshot()["r"]?.count == 3)
         _ = sequencer.disconnected(1, now: 2)
-        let ended = sequencer.received(.end, from: 2, now: 3)
+        let ended = sequencer.received(.end(), from: 2, now: 3)
         #expect(messages(ended, to: 3) == [.ended(by: "bob")])
     }
 
@@ -127,7 +127,7 @@ struct RoomRolesTests: SequencerTesting {
         var sequencer = room(["alice", "bob", "carol"])
         let (aliceToken, bobToken) = (sequencer.joined[1]!.token, sequencer.joined[2]!.token)
         _ = sequencer.received(.kick(name: "bob"), from: 1, now: 1)
-        _ = sequencer.received(.end, from: 1, now: 2)
+        _ = sequencer.received(.end(), from: 1, now: 2)
         _ = sequencer.disconnected(3, now: 2)
         let owner = sequencer.enter(.hello(.init(room: "r", name: "alice", token: aliceToken, activity: Activity(url: "x"))), from: 10, now: 3)
         guard case .welcome(let welcome) = messages(owner, to: 10).first else {

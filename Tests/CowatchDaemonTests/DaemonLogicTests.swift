@@ -3,6 +3,7 @@ import CowatchClient
 import CowatchCore
 import CowatchMpv
 import CowatchNet
+import CowatchTesting
 import Testing
 
 /// The daemon's logic against a simulated player: the start-up load, failure reasons, replies
@@ -96,38 +97,81 @@ struct DaemonLogicTests {
 
     @Test("a person dragging the seek bar makes one group seek; a drag back to where it began makes none")
     func dragCoalesced() async throws {
-        let server = try await InProcessServer()
+        // On a manual clock: the gesture's quiet period (0.2 s) is measured on time this test
+        // moves, never on a busy machine's scheduling.
+        let clock = ManualClock()
+        let flowing = clock.flow()
+        let server = try await InProcessServer(clock: clock)
         defer { server.stop() }
-        let alice = try await DaemonUnderTest(name: "alice", room: "drag", server: server.port)
-        let bob = try await DaemonUnderTest(name: "bob", room: "drag", server: server.port)
+        let alice = try await DaemonUnderTest(name: "alice", player: SimulatedPlayer(clock: clock), room: "drag", server: server.port)
+        let bob = try await DaemonUnderTest(name: "bob", player: SimulatedPlayer(clock: clock), room: "drag", server: server.port)
         try await alice.joined()
         try await bob.joined()
-        #expect(await eventually(timeout: 5) { (try? await bob.request(.getStatus).get())?["clock"] != nil })
+        #expect(await eventually(timeout: 10) { (try? await bob.request(.getStatus).get())?["clock"] != nil })
+        flowing.cancel()
+        await flowing.value
         let received = Locked<[ControlEvent]>([])
         _ = bob.hub.subscribe { event in received.withLock { $0.append(event) } }
-        // The drag's seeks come 15 ms apart; a quiet period far above that keeps one drag one
-        // gesture even when this test's thread is not scheduled for a while on a busy machine.
-        await alice.session?.setSeekGestureQuietPeriod(1)
+        func seekNotices() -> [ControlEvent] {
+            received.withLock { $0 }.filter { $0.name == "notice" && $0.fields["action"] == "seek" }
+        }
 
+        // A drag: 30 seeks 15 ms apart, each landing 10 ms after it is made.
         for step in 1...30 {
             alice.player.personSeeks(to: Double(step))
-            try await Task.sleep(for: .milliseconds(15))
+            try await alice.caughtUp()
+            try await clock.pass(0.015, daemons: [alice, bob])
         }
-        // The gesture ends 1 s after its last landing; give the room time to carry it out.
-        try await Task.sleep(for: .seconds(2.5))
-        let seeks = received.withLock { $0 }.filter { $0.name == "notice" && $0.fields["action"] == "seek" }
+        // Quiet from here: the gesture ends 0.2 s after its last landing and becomes one group seek.
+        #expect(try await clock.pass(until: { abs(bob.player.position - 30) < 0.1 }, within: 2, daemons: [alice, bob]))
+        try await clock.pass(1, daemons: [alice, bob])
+        let seeks = seekNotices()
         #expect(seeks.count == 1)
         #expect(seeks.first?.fields["to"]?.numberValue.map { abs($0 - 30) < 0.01 } == true)
-        #expect(await eventually { abs(bob.player.position - 30) < 0.1 })
 
         // There and back again: no seek for anyone.
         let before = bob.player.orderedSeeks
         alice.player.personSeeks(to: 45)
-        try await Task.sleep(for: .milliseconds(30))
+        try await alice.caughtUp()
+        try await clock.pass(0.03, daemons: [alice, bob])
         alice.player.personSeeks(to: 30.02)
-        try await Task.sleep(for: .seconds(2))  // past the 1 s quiet period: the gesture has ended
+        try await alice.caughtUp()
+        try await clock.pass(1, daemons: [alice, bob])  // past the quiet period: the gesture has ended
         #expect(bob.player.orderedSeeks == before)
+        #expect(seekNotices().count == 1)
         await alice.stop()
         await bob.stop()
+    }
+}
+
+extension ManualClock {
+    /// Moves time on by `seconds` in steps of `step`, letting `daemons` take in what their players
+    /// did at each step and the room's messages cross the loopback (a moment of real time).
+    func pass(_ seconds: Double, step: Double = 0.005, daemons: [DaemonUnderTest]) async throws {
+        let end = now() + seconds
+        while now() < end {
+            advance(to: min(end, now() + step))
+            try await settle(daemons)
+        }
+    }
+
+    /// Moves time on in steps until `condition` holds (true) or `within` seconds of it passed (false).
+    func pass(
+        until condition: () async -> Bool, within seconds: Double, step: Double = 0.005, daemons: [DaemonUnderTest]
+    ) async throws -> Bool {
+        let end = now() + seconds
+        while now() < end {
+            if await condition() { return true }
+            advance(to: min(end, now() + step))
+            try await settle(daemons)
+        }
+        return await condition()
+    }
+
+    private func settle(_ daemons: [DaemonUnderTest]) async throws {
+        for daemon in daemons { try await daemon.caughtUp() }
+        // Messages on the loopback and the actors' turns take real time; it decides nothing here.
+        try await Task.sleep(for: .milliseconds(2))
+        for daemon in daemons { try await daemon.caughtUp() }
     }
 }

@@ -3,11 +3,13 @@ import CowatchClient
 import CowatchCore
 import CowatchMpv
 import CowatchNet
+import CowatchTesting
 import Foundation
 import Logging
 
 /// One daemon's logic — `PlayerController` and, in a room, `RoomSession` — on a simulated
-/// player, in this process; the room server is the real one on loopback.
+/// player, in this process; the room server is the real one on loopback. The daemon runs on its
+/// player's clock (a `ManualClock` for tests that move time themselves).
 ///
 /// Threading: use from one test task; `stop()` at the end.
 final class DaemonUnderTest: Sendable {
@@ -28,7 +30,8 @@ final class DaemonUnderTest: Sendable {
             openTimeout: openTimeout)
         configuration.fallbackURL = fallback
         let logger = Logger(label: "test.\(name)")
-        controller = PlayerController(player: player, configuration: configuration, events: hub, logger: logger)
+        controller = PlayerController(
+            player: player, configuration: configuration, events: hub, logger: logger, clock: player.clock)
         let controller = controller
         tasks.withLock { $0.append(Task { await controller.runEvents() }) }
         if let room, let server {
@@ -76,16 +79,17 @@ final class DaemonUnderTest: Sendable {
     }
 }
 
-/// A room server on a loopback port, in this process.
+/// A room server on a loopback port, in this process, on `clock` (the daemons' own, so that
+/// the room's reference clock and theirs are one).
 final class InProcessServer: Sendable {
     let port: Int
     private let task: Task<Void, Never>
 
-    init() async throws {
+    init(clock: any MonotonicClock = SystemClock()) async throws {
         let bound = Reply<Int>()
         let server = RoomServer(
             host: "127.0.0.1", port: 0, identity: nil, logger: Logger(label: "test.server"),
-            onBound: { _, port in bound.resume(port) })
+            onBound: { _, port in bound.resume(port) }, clock: clock)
         task = Task { try? await server.run() }
         port = await bound.wait(timeout: 10, orElse: -1)
         guard port > 0 else { throw CowatchError(.timeout, "the room server did not bind") }
@@ -114,5 +118,24 @@ extension InProcessServer {
             daemons.append(daemon)
         }
         return daemons
+    }
+}
+
+extension DaemonUnderTest {
+    /// Waits (real time, bounded) until the daemon has taken in every event its player sent: the
+    /// controller read them all and the room session took in all it was passed. A test on a
+    /// manual clock calls it before moving time, so the daemon decides on what happened by then.
+    func caughtUp(timeout: Double = 10) async throws {
+        let deadline = monotonicNow() + timeout
+        while true {
+            let handled = await controller.eventsHandled
+            let forwarded = await controller.eventsForwarded
+            let seen = await session?.playerEventsSeen ?? forwarded
+            if handled == player.eventsSent, seen == forwarded { return }
+            guard monotonicNow() < deadline else {
+                throw CowatchError(.timeout, "the daemon did not take in its player's events in \(timeout) s")
+            }
+            try await Task.sleep(for: .milliseconds(1))
+        }
     }
 }

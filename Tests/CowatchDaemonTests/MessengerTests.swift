@@ -2,6 +2,7 @@
 import CowatchClient
 import CowatchCore
 import CowatchNet
+import CowatchTesting
 import Testing
 
 /// Chat and the messenger between daemons on simulated players, through a real room server.

@@ -2,6 +2,7 @@
 import CowatchClient
 import CowatchCore
 import CowatchNet
+import CowatchTesting
 import Testing
 
 /// What a person at the mpv window sees and can do: their own notices, chat from the window,

@@ -13,7 +13,7 @@ struct PreciseWaitTests {
         for _ in 0..<20 {
             let instant = monotonicNow() + 0.002
             let cpuBefore = threadCPUSeconds()
-            waitUntilMonotonic(instant)
+            SystemClock().waitPrecisely(until: instant)
             let returned = monotonicNow()
             cpu.append(threadCPUSeconds() - cpuBefore)
             #expect(returned >= instant)

@@ -23,7 +23,7 @@ struct DaemonControlTests {
         for key in ["position", "paused", "speed", "duration", "media", "title", "name", "eof", "protocol_version"] {
             #expect(data[key] != nil, "missing \(key)")
         }
-        let status = try #require(PlayerStatus(json: data))
+        let status = try PlayerStatus(json: data)
         #expect(status.name == "alice")
         #expect(status.paused)
         #expect(status.speed == 1)
@@ -57,13 +57,13 @@ struct DaemonControlTests {
         let daemon = try startDaemon()
         let client = try daemon.client()
         for target in [30.0, 61.0, 5.0, 44.44] {
-            let after = try #require(PlayerStatus(json: try client.request(.seek(seconds: target, mode: .absolute))))
+            let after = try PlayerStatus(json: try client.request(.seek(seconds: target, mode: .absolute)))
             #expect(abs((after.position ?? -1) - target) <= Self.oneFrame, "absolute \(target) -> \(after.position ?? -1)")
         }
         let from = try client.status().position ?? 0
-        let back = try #require(PlayerStatus(json: try client.request(.seek(seconds: -10, mode: .relative))))
+        let back = try PlayerStatus(json: try client.request(.seek(seconds: -10, mode: .relative)))
         #expect(abs((back.position ?? -1) - (from - 10)) <= Self.oneFrame)
-        let forward = try #require(PlayerStatus(json: try client.request(.seek(seconds: 20, mode: .relative))))
+        let forward = try PlayerStatus(json: try client.request(.seek(seconds: 20, mode: .relative)))
         #expect(abs((forward.position ?? -1) - (from + 10)) <= Self.oneFrame)
     }
 
@@ -319,7 +319,7 @@ struct DaemonControlTests {
         #expect(relStatus == 0)
         #expect(abs((try daemon.client().status().position ?? 0) - 52) <= Self.oneFrame)
         let (_, json, _) = try run(["status", "--json"])
-        #expect(PlayerStatus(json: try JSONValue.parse(Array(json.utf8)))?.name == "alice")
+        #expect(try PlayerStatus(json: try JSONValue.parse(Array(json.utf8))).name == "alice")
         let (_, text, _) = try run(["status"])
         #expect(text.contains("paused at 0:00:52"))
         let (speedStatus, _, _) = try run(["speed", "1.5"])

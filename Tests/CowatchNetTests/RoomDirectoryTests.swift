@@ -35,15 +35,18 @@ struct RoomDirectoryTests {
     func leases() async throws {
         let redis = try RedisProcess()
         let (a, b) = (Self.directory(redis, me: 1001), Self.directory(redis, me: 1002))
-        #expect(try await a.place("kept", lease: 0.6) == "127.0.0.1:1001")
-        #expect(try await a.place("lapsed", lease: 0.6) == "127.0.0.1:1001")
-        for _ in 0..<4 {
-            try await Task.sleep(for: .milliseconds(300))
-            // Renewing is placing again: our own key's expiry is extended.
-            #expect(try await a.place("kept", lease: 0.6) == "127.0.0.1:1001")
-        }
-        #expect(try await b.place("kept", lease: 0.6) == "127.0.0.1:1001")
-        #expect(try await b.place("lapsed", lease: 0.6) == "127.0.0.1:1002")
+        #expect(try await a.place("kept", lease: 10) == "127.0.0.1:1001")
+        #expect(try await a.place("lapsed", lease: 0.3) == "127.0.0.1:1001")
+        // Redis expires the short lease on its own clock; a test thread that is late only makes it
+        // more lapsed, and the long one is 10 s away from lapsing.
+        try await Task.sleep(for: .milliseconds(500))
+        let before = Int(try redis.command(["PTTL", "cowatch:room:kept"])) ?? -1
+        // Renewing is placing again: our own key's expiry is extended.
+        #expect(try await a.place("kept", lease: 10) == "127.0.0.1:1001")
+        let after = Int(try redis.command(["PTTL", "cowatch:room:kept"])) ?? -1
+        #expect(before > 0 && after > before, "PTTL \(before) ms before the renewal, \(after) ms after")
+        #expect(try await b.place("kept", lease: 10) == "127.0.0.1:1001")
+        #expect(try await b.place("lapsed", lease: 10) == "127.0.0.1:1002")
     }
 
     @Test("every request has a deadline, and the client reconnects after losing Redis")

@@ -99,44 +99,43 @@ public enum ControlCommand: Sendable, Hashable {
     public static let maxPropertyNameLength = 128
 
     /// The name used on the wire.
-    public var name: String {
+    public var name: String { kind.rawValue }
+
+    /// The command's name as a `Name`.
+    public var kind: Name {
         switch self {
-        case .play: "play"
-        case .pause: "pause"
-        case .togglePause: "toggle_pause"
-        case .seek: "seek"
-        case .speed: "speed"
-        case .getStatus: "get_status"
-        case .getProperty: "get_property"
-        case .getParticipants: "get_participants"
-        case .leave: "leave"
-        case .join: "join"
-        case .end: "end"
-        case .open: "open"
-        case .setReady(let ready): ready ? "ready" : "unready"
-        case .setWaitForMe: "wait_for_me"
-        case .setRole(_, let role): role == .operator ? "op" : "deop"
-        case .kick: "kick"
-        case .acceptOpen: "accept_open"
-        case .getInvite: "get_invite"
-        case .chat: "chat"
-        case .getChat: "get_chat"
-        case .sendMessage: "send_message"
-        case .showRoom: "show_room"
-        case .attach: "attach"
-        case .getAttachments: "get_attachments"
-        case .detach: "detach"
-        case .fetch: "fetch"
-        case .quit: "quit"
+        case .play: .play
+        case .pause: .pause
+        case .togglePause: .togglePause
+        case .seek: .seek
+        case .speed: .speed
+        case .getStatus: .getStatus
+        case .getProperty: .getProperty
+        case .getParticipants: .getParticipants
+        case .leave: .leave
+        case .join: .join
+        case .end: .end
+        case .open: .open
+        case .setReady(let ready): ready ? .ready : .unready
+        case .setWaitForMe: .waitForMe
+        case .setRole(_, let role): role == .operator ? .op : .deop
+        case .kick: .kick
+        case .acceptOpen: .acceptOpen
+        case .getInvite: .getInvite
+        case .chat: .chat
+        case .getChat: .getChat
+        case .sendMessage: .sendMessage
+        case .showRoom: .showRoom
+        case .attach: .attach
+        case .getAttachments: .getAttachments
+        case .detach: .detach
+        case .fetch: .fetch
+        case .quit: .quit
         }
     }
 
-    /// Every command name the daemon accepts.
-    public static let names = [
-        "play", "pause", "toggle_pause", "seek", "speed", "get_status", "get_property", "get_participants", "leave",
-        "join", "end", "open", "ready", "unready", "wait_for_me", "op", "deop", "kick", "accept_open", "get_invite",
-        "chat", "get_chat", "send_message", "show_room", "attach", "get_attachments", "detach", "fetch", "quit",
-    ]
+    /// Every command name the daemon accepts (without the aliases), from `Name`.
+    public static let names: [String] = Name.allCases.map(\.rawValue)
 
     /// The command as the JSON array sent on the wire.
     public var arguments: [JSONValue] {
@@ -190,21 +189,25 @@ public enum ControlCommand: Sendable, Hashable {
             }
         }
 
-        switch name {
-        case "play": try expectCount(0...0); self = .play
-        case "pause": try expectCount(0...0); self = .pause
-        case "toggle_pause", "cycle_pause": try expectCount(0...0); self = .togglePause
-        case "get_status": try expectCount(0...0); self = .getStatus
-        case "get_participants": try expectCount(0...0); self = .getParticipants
-        case "quit": try expectCount(0...0); self = .quit
-        case "leave": try expectCount(0...0); self = .leave
-        case "join": try expectCount(0...0); self = .join
-        case "end": try expectCount(0...0); self = .end
-        case "accept_open": try expectCount(0...0); self = .acceptOpen
-        case "get_chat": try expectCount(0...0); self = .getChat
-        case "show_room": try expectCount(0...0); self = .showRoom
-        case "get_attachments": try expectCount(0...0); self = .getAttachments
-        case "attach":
+        guard let kind = Name(wireName: name) else {
+            let shown = name.count > 40 ? String(name.prefix(40)) + "…" : name
+            throw CowatchError(.unknownCommand, "unknown command \"\(shown)\"")
+        }
+        switch kind {
+        case .play: try expectCount(0...0); self = .play
+        case .pause: try expectCount(0...0); self = .pause
+        case .togglePause: try expectCount(0...0); self = .togglePause
+        case .getStatus: try expectCount(0...0); self = .getStatus
+        case .getParticipants: try expectCount(0...0); self = .getParticipants
+        case .quit: try expectCount(0...0); self = .quit
+        case .leave: try expectCount(0...0); self = .leave
+        case .join: try expectCount(0...0); self = .join
+        case .end: try expectCount(0...0); self = .end
+        case .acceptOpen: try expectCount(0...0); self = .acceptOpen
+        case .getChat: try expectCount(0...0); self = .getChat
+        case .showRoom: try expectCount(0...0); self = .showRoom
+        case .getAttachments: try expectCount(0...0); self = .getAttachments
+        case .attach:
             try expectCount(1...3)
             let path = try Self.absolutePath(args[0], what: "attach")
             var fileName: String?
@@ -222,10 +225,10 @@ public enum ControlCommand: Sendable, Hashable {
                 meta = args[2]
             }
             self = .attach(path: path, name: fileName, meta: meta)
-        case "detach":
+        case .detach:
             try expectCount(1...1)
             self = .detach(try Self.attachmentID(args[0]))
-        case "fetch":
+        case .fetch:
             // A third argument, true, replaces a file already there (never by default).
             try expectCount(2...3)
             guard args.count < 3 || args[2].boolValue != nil else {
@@ -234,10 +237,10 @@ public enum ControlCommand: Sendable, Hashable {
             self = .fetch(
                 id: try Self.attachmentID(args[0]), path: try Self.absolutePath(args[1], what: "fetch"),
                 force: args.count > 2 && args[2].boolValue == true)
-        case "chat":
+        case .chat:
             try expectCount(1...1)
             self = .chat(try ChatLine.checked(args[0].stringValue ?? ""))
-        case "send_message":
+        case .sendMessage:
             try expectCount(2...4)
             guard let topic = args[0].stringValue, WireReader.isWord(topic), topic.utf8.count <= RoomMessage.maxTopicBytes else {
                 throw CowatchError(.invalidArgument, "a topic is 1–\(RoomMessage.maxTopicBytes) of a-z, 0-9, '_' or '-'")
@@ -266,7 +269,7 @@ public enum ControlCommand: Sendable, Hashable {
                 reliable = mode == "reliable"
             }
             self = .sendMessage(SendMessageRequest(topic: topic, payload: args[1], to: to, reliable: reliable))
-        case "get_invite":
+        case .getInvite:
             try expectCount(0...1)
             var host: String?
             if let given = args.first {
@@ -278,21 +281,21 @@ public enum ControlCommand: Sendable, Hashable {
                 host = text
             }
             self = .getInvite(host: host)
-        case "op", "deop", "kick":
+        case .op, .deop, .kick:
             try expectCount(1...1)
             guard let participant = args[0].stringValue, (try? ParticipantName.validate(participant)) != nil else {
                 throw CowatchError(
                     .invalidArgument,
                     "\(name) takes a participant name: 1–\(ParticipantName.maxLength) letters, digits, '.', '_' or '-', not starting with '.'")
             }
-            switch name {
-            case "op": self = .setRole(name: participant, role: .operator)
-            case "deop": self = .setRole(name: participant, role: .member)
+            switch kind {
+            case .op: self = .setRole(name: participant, role: .operator)
+            case .deop: self = .setRole(name: participant, role: .member)
             default: self = .kick(name: participant)
             }
-        case "ready": try expectCount(0...0); self = .setReady(true)
-        case "unready": try expectCount(0...0); self = .setReady(false)
-        case "wait_for_me":
+        case .ready: try expectCount(0...0); self = .setReady(true)
+        case .unready: try expectCount(0...0); self = .setReady(false)
+        case .waitForMe:
             try expectCount(1...1)
             switch args[0] {
             case .bool(let on): self = .setWaitForMe(on)
@@ -300,7 +303,7 @@ public enum ControlCommand: Sendable, Hashable {
             case .string("no"), .string("off"), .string("false"): self = .setWaitForMe(false)
             default: throw CowatchError(.invalidArgument, "wait_for_me takes true or false")
             }
-        case "open":
+        case .open:
             // ["open", URL, TITLE?, TYPE?, FALLBACK?]; null skips an optional one.
             try expectCount(1...4)
             func text(_ index: Int, _ what: String) throws(CowatchError) -> String? {
@@ -326,7 +329,7 @@ public enum ControlCommand: Sendable, Hashable {
                 throw CowatchError(.invalidArgument, "the title must be at most \(Activity.maxTitleBytes) bytes")
             }
             self = .open(OpenRequest(url: url, title: title, type: type, fallbackURL: try text(3, "the fallback URL")))
-        case "seek":
+        case .seek:
             try expectCount(1...2)
             let seconds = try Self.number(args[0], what: "seek target")
             var mode = SeekMode.relative
@@ -345,7 +348,7 @@ public enum ControlCommand: Sendable, Hashable {
                 throw CowatchError(.invalidArgument, "an absolute seek target cannot be negative (\(seconds))")
             }
             self = .seek(seconds: seconds, mode: mode)
-        case "speed", "set_speed":
+        case .speed:
             try expectCount(1...1)
             let rate = try Self.number(args[0], what: "speed")
             guard Self.speedRange.contains(rate) else {
@@ -354,7 +357,7 @@ public enum ControlCommand: Sendable, Hashable {
                     "speed must be between \(Self.speedRange.lowerBound) and \(Self.speedRange.upperBound), got \(rate)")
             }
             self = .speed(rate)
-        case "get_property":
+        case .getProperty:
             try expectCount(1...1)
             guard let property = args[0].stringValue, !property.isEmpty,
                 property.utf8.count <= Self.maxPropertyNameLength,
@@ -365,9 +368,6 @@ public enum ControlCommand: Sendable, Hashable {
                     "get_property takes an mpv property name (letters, digits, '-', '_', '/', at most \(Self.maxPropertyNameLength) bytes)")
             }
             self = .getProperty(property)
-        default:
-            let shown = name.count > 40 ? String(name.prefix(40)) + "…" : name
-            throw CowatchError(.unknownCommand, "unknown command \"\(shown)\"")
         }
     }
 

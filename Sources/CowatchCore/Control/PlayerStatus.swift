@@ -1,6 +1,10 @@
-/// What `get_status` reports about one daemon's player.
+/// What `get_status` reports about one daemon's player, and the fields of a `state` event.
+///
+/// `json` and `init(json:)` are its one codec; in a room, `room`, `clock` and `drift` are the
+/// sections the room layer adds.
 ///
 /// Threading: a value type, safe to share.
+/// Errors: the decoder throws `malformed-control-message` (see `ControlFields`).
 public struct PlayerStatus: Sendable, Hashable {
     /// Seconds from the start of the media; nil before the media is loaded.
     public var position: Double?
@@ -16,12 +20,16 @@ public struct PlayerStatus: Sendable, Hashable {
     public var name: String
     /// True while playback holds at the end of the media.
     public var eof: Bool
-    /// Extra sections (`room`, `clock`, `drift`) added by the room layer.
-    public var extra: [String: JSONValue]
+    /// In a room: the room, session and activity.
+    public var room: RoomStatus?
+    /// In a room, once the reference clock is estimated.
+    public var clock: ClockStatus?
+    /// In a room: how far this player is from the group.
+    public var drift: DriftStatus?
 
     public init(
         position: Double?, paused: Bool, speed: Double, duration: Double?, media: String, title: String?,
-        name: String, eof: Bool, extra: [String: JSONValue] = [:]
+        name: String, eof: Bool, room: RoomStatus? = nil, clock: ClockStatus? = nil, drift: DriftStatus? = nil
     ) {
         self.position = position
         self.paused = paused
@@ -31,7 +39,9 @@ public struct PlayerStatus: Sendable, Hashable {
         self.title = title
         self.name = name
         self.eof = eof
-        self.extra = extra
+        self.room = room
+        self.clock = clock
+        self.drift = drift
     }
 
     public var json: JSONValue {
@@ -46,26 +56,30 @@ public struct PlayerStatus: Sendable, Hashable {
             "eof": .bool(eof),
             "protocol_version": .string(controlProtocolVersion),
         ]
-        for (key, value) in extra { object[key] = value }
+        if let room { object["room"] = room.json }
+        if let clock { object["clock"] = clock.json }
+        if let drift { object["drift"] = drift.json }
         return .object(object)
     }
 
-    /// Reads the fields back from `get_status` data or a `state` event; nil when essentials are missing.
-    public init?(json: JSONValue) {
-        guard let object = json.objectValue, let paused = object["paused"]?.boolValue,
-            let name = object["name"]?.stringValue
-        else { return nil }
-        self.position = object["position"]?.numberValue
-        self.paused = paused
-        self.speed = object["speed"]?.numberValue ?? 1
-        self.duration = object["duration"]?.numberValue
-        self.media = object["media"]?.stringValue ?? ""
-        self.title = object["title"]?.stringValue
-        self.name = name
-        self.eof = object["eof"]?.boolValue ?? false
-        let known: Set<String> = [
-            "position", "paused", "speed", "duration", "media", "title", "name", "eof", "protocol_version", "event",
-        ]
-        self.extra = object.filter { !known.contains($0.key) }
+    /// Reads `get_status` data (or a `state` event's fields). `paused` and `name` are required;
+    /// a field left out takes its default (speed 1, no media, not at the end).
+    /// Errors: `malformed-control-message`.
+    public init(json: JSONValue) throws(CowatchError) {
+        try self.init(ControlFields(json, what: "the status"))
+    }
+
+    public init(_ fields: ControlFields) throws(CowatchError) {
+        position = try fields.optionalNumber("position")
+        paused = try fields.bool("paused")
+        speed = try fields.optionalNumber("speed") ?? 1
+        duration = try fields.optionalNumber("duration")
+        media = try fields.optionalString("media") ?? ""
+        title = try fields.optionalString("title")
+        name = try fields.string("name")
+        eof = try fields.optionalBool("eof") ?? false
+        room = try fields.optionalObject("room", what: "the room status").map(RoomStatus.init)
+        clock = try fields.optionalObject("clock", what: "the clock status").map(ClockStatus.init)
+        drift = try fields.optionalObject("drift", what: "the drift status").map(DriftStatus.init)
     }
 }

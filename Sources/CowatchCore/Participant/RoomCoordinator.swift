@@ -73,7 +73,7 @@ public struct RoomCoordinator: Sendable {
         case player(PlayerCommand)
         /// Show and publish: who did what.
         case notice(Notice)
-        /// The server applied our action `id`.
+        /// The server applied our action `id`, or carried out our end, role or kick `id`.
         case actionApplied(id: Int)
         /// We are in the room.
         case joined(ServerMessage.Welcome)
@@ -84,10 +84,10 @@ public struct RoomCoordinator: Sendable {
         case ended(by: String)
         /// The server refused or failed; the session is over.
         case failed(CowatchError)
-        /// The server did not carry out our action `id` (`not-permitted`, `rate-limited`,
-        /// `expired`, …); the session goes on.
+        /// The server did not carry out our action, chat line, message, detach, end, role or
+        /// kick `id` (`not-permitted`, `rate-limited`, `expired`, …); the session goes on.
         case actionRefused(id: Int, CowatchError)
-        /// The server did not carry out another request (end, role, kick); the session goes on.
+        /// The server refused something none of our waiting requests matches; the session goes on.
         case refused(CowatchError)
         /// A chat line (ours included: its `id` confirms our request).
         case chat(ChatLine)
@@ -140,6 +140,8 @@ public struct RoomCoordinator: Sendable {
     private var lastProbeSent: Double?
     private var nextActionID = 0
     private var pendingActions: [Int: Double] = [:]
+    /// Our end, role and kick requests awaiting the server's answer (RoomCoordinator+Requests.swift).
+    var requests = RoomRequestTracker()
     /// The optional features the server agreed to (from its challenge).
     public internal(set) var features: Set<String> = []
     /// Chat and message ids: from a random base per run, so a receiver's duplicate check never
@@ -226,6 +228,8 @@ public struct RoomCoordinator: Sendable {
         estimator.reset()
         outstandingProbes = [:]
         lastProbeSent = nil
+        // Answers to the last connection's requests cannot come on this one.
+        requests.reset()
         clientNonce = RoomSecret.nonce()
         self.fingerprint = fingerprint
         provedSecret = nil
@@ -308,12 +312,13 @@ public struct RoomCoordinator: Sendable {
             if notice.others?.contains(name) == true, notice.action == .op || notice.action == .deop, role != .owner {
                 role = notice.action == .op ? .operator : .member
             }
-            return [.notice(notice)]
+            // From a server without `request-ids`, our own op, deop or kick is answered by its notice.
+            return [.notice(notice)] + (requests.noticed(notice, me: name).map { [.actionApplied(id: $0)] } ?? [])
         case .participants(let list):
             participants = list
             return [.participants(list)] + (isJoined && awaitedPeers != nil ? flushMessages(now: now) : [])
         case .ended(let by):
-            return [.ended(by: by)]
+            return [.ended(by: by)] + requests.ended().map { .actionApplied(id: $0) }
         case .error(let code, let message):
             return [.failed(CowatchError(CowatchError.Code(rawValue: code), message))]
         case .refused(let actionID, let code, let message):
@@ -324,7 +329,12 @@ public struct RoomCoordinator: Sendable {
             if let actionID, let refused = requestRefused(actionID) {
                 return [.actionRefused(id: refused, error)]
             }
+            if let refused = requests.refused(actionID) {
+                return [.actionRefused(id: refused, error)]
+            }
             return [.refused(error)]
+        case .done(let id):
+            return requests.done(id).map { [.actionApplied(id: $0)] } ?? []
         case .chat(let line):
             return chatReceived(line)
         case .message(let message):
@@ -356,7 +366,7 @@ public struct RoomCoordinator: Sendable {
     /// reconnect's handshake, whose time replies already come back — nothing but hello, auth and
     /// probes go on it: a server takes a room message from a connection it has not joined for a
     /// protocol violation.
-    private var welcomed = false
+    private(set) var welcomed = false
     /// The status the last hello carried, and media loaded during a handshake: sent after the welcome.
     private var helloStatus: ParticipantStatus?
     private var withheldMedia: (Int, MediaInfo)?
@@ -421,8 +431,7 @@ public struct RoomCoordinator: Sendable {
         _ kind: ActionKind, position: Double?, from: Double? = nil, rate: Double? = nil, activity: Activity? = nil,
         now: Double
     ) -> (id: Int, actions: [Action]) {
-        nextActionID += 1
-        let id = nextActionID
+        let id = takeActionID()
         guard welcomed else {
             // Between a hello and its welcome the server would take it for a protocol violation.
             return (id, [.actionRefused(id: id, CowatchError(.notInRoom, "the room connection is being set up; try again in a moment"))])
@@ -468,7 +477,15 @@ public struct RoomCoordinator: Sendable {
         return [.player(.setSpeed(rate))]
     }
 
+    /// The next id for an action, an end, a role or a kick: counts up from 1 and starts again
+    /// after `wireMaxRequestID` (the most a server takes for the latter).
+    mutating func takeActionID() -> Int {
+        nextActionID = nextActionID >= wireMaxRequestID ? 1 : nextActionID + 1
+        return nextActionID
+    }
+
     private mutating func resetState() {
+        requests.reset()
         timelines = nil
         lastResume = nil
         participants = []

@@ -653,26 +653,25 @@ public struct RoomSequencer: Sendable {
             outputs = room.playback.statusChanged(status, of: id, mayHold: mayHold, now: now)
         case .media(let activity, let info):
             outputs = room.playback.mediaReported(info, activity: activity, by: id)
-        case .end:
+        case .end(let requestID):
+            let request = Request(connection: id, id: answerID(requestID, membership))
             let ownerPresent = records[membership.room]?.owner.flatMap { room.playback.member(named: $0) } != nil
             let openRoom = records[membership.room]?.verifier == nil
             guard role.isPrivileged || (openRoom && !ownerPresent) else {
-                return [.send(id, .refused(
-                    actionID: nil, code: CowatchError.Code.notPermitted.rawValue,
-                    message: "only the room's owner and operators may end it for everyone"))]
+                return notPermitted(request, "only the room's owner and operators may end it for everyone")
             }
             // Without its owner, an open room is ended by those who were watching, never by a
             // newcomer to an evening others were in before them.
             guard role.isPrivileged || !room.playback.hasSomeoneBefore(id) else {
-                return [.send(id, .refused(
-                    actionID: nil, code: CowatchError.Code.notPermitted.rawValue,
-                    message: "you joined after others who are still here: only the owner, an operator or whoever was here first may end it"))]
+                return notPermitted(
+                    request,
+                    "you joined after others who are still here: only the owner, an operator or whoever was here first may end it")
             }
-            return end(membership.room, by: membership.name, now: now)
-        case .role(let name, let newRole):
-            return setRole(of: name, to: newRole, by: id, membership, now: now)
-        case .kick(let name):
-            return kick(name, by: id, membership, now: now)
+            return end(membership.room, by: membership.name, answering: request, now: now)
+        case .role(let name, let newRole, let requestID):
+            return setRole(of: name, to: newRole, by: Request(connection: id, id: answerID(requestID, membership)), membership, now: now)
+        case .kick(let name, let requestID):
+            return kick(name, by: Request(connection: id, id: answerID(requestID, membership)), membership, now: now)
         case .chat(let requestID, let text):
             return chat(text, requestID: requestID, from: id, membership, now: now)
         case .message(let message):

@@ -17,6 +17,9 @@ public struct CowatchError: Error, Sendable, Hashable, CustomStringConvertible {
         public static let invalidJSON = Code(rawValue: "invalid-json")
         /// Valid JSON, but not a request object with a `command` array.
         public static let invalidRequest = Code(rawValue: "invalid-request")
+        /// (Client side) An event or a reply's data from the daemon lacks a field, has one of the
+        /// wrong type, or a value out of range (`ControlEvent`, `PlayerStatus`, `RoomStatus`).
+        public static let malformedControlMessage = Code(rawValue: "malformed-control-message")
         /// The command name is not one this daemon knows.
         public static let unknownCommand = Code(rawValue: "unknown-command")
         /// Too few or too many arguments for the command.

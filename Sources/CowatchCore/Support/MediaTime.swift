@@ -56,13 +56,15 @@ public enum MediaTime {
 
     /// Formats seconds as `h:mm:ss`, as mpv's OSD does (truncated, never rounded up: 3.56 s is
     /// `0:00:03`, the frame mpv shows); negative values get a `-`. With `fraction` digits,
-    /// seconds carry that many decimals.
+    /// seconds carry that many decimals. A value too large to be a time (beyond `maxFormatted`,
+    /// as a hostile or broken peer may send) is `--:--`, never a trap.
     public static func format(_ seconds: Double, fraction: Int = 0) -> String {
         guard seconds.isFinite else { return "--:--" }
         let negative = seconds < 0
         let scale = pow10(fraction)
         // The tiny slack keeps 4.0 stored as 3.9999999 at 4.
         let scaled = (abs(seconds) * scale + 1e-6).rounded(.down)
+        guard abs(seconds) <= maxFormatted, scaled < 9e15 else { return "--:--" }
         let whole = Int(scaled / scale)
         let hours = whole / 3600
         let minutes = (whole % 3600) / 60
@@ -76,6 +78,9 @@ public enum MediaTime {
         }
         return negative ? "-" + text : text
     }
+
+    /// The largest number of seconds `format` shows (about 31 700 years).
+    public static let maxFormatted = 1e12
 
     private static func twoDigits(_ value: Int) -> String { value < 10 ? "0\(value)" : "\(value)" }
     private static func pow10(_ n: Int) -> Double { (0..<max(0, n)).reduce(1.0) { acc, _ in acc * 10 } }

@@ -48,8 +48,10 @@ extension ClientMessage {
             return ["type": "status", "status": status.json]
         case .media(let activity, let info):
             return ["type": "media", "activity": .number(Double(activity)), "media": info.json]
-        case .end:
-            return ["type": "end"]
+        case .end(let id):
+            var object: [String: JSONValue] = ["type": "end"]
+            if let id { object["id"] = .number(Double(id)) }
+            return .object(object)
         case .bye:
             return ["type": "bye"]
         case .auth(let auth):
@@ -57,10 +59,14 @@ extension ClientMessage {
             if let proof = auth.proof { object["proof"] = .string(proof) }
             if let create = auth.create { object["create"] = ["salt": .string(create.salt), "key": .string(create.key)] }
             return .object(object)
-        case .role(let name, let role):
-            return ["type": "role", "name": .string(name), "role": .string(role.rawValue)]
-        case .kick(let name):
-            return ["type": "kick", "name": .string(name)]
+        case .role(let name, let role, let id):
+            var object: [String: JSONValue] = ["type": "role", "name": .string(name), "role": .string(role.rawValue)]
+            if let id { object["id"] = .number(Double(id)) }
+            return .object(object)
+        case .kick(let name, let id):
+            var object: [String: JSONValue] = ["type": "kick", "name": .string(name)]
+            if let id { object["id"] = .number(Double(id)) }
+            return .object(object)
         case .chat(let id, let text):
             return ["type": "chat", "id": .number(Double(id)), "text": .string(text)]
         case .message(let message):
@@ -143,7 +149,7 @@ extension ClientMessage {
             guard let fields = try reader.optionalObject("media") else { throw WireReader.violation("media needs a media object") }
             return .media(activity: try reader.integer("activity"), try MediaInfo(wire: fields))
         case "end":
-            return .end
+            return .end(id: try reader.optionalRequestID("id"))
         case "bye":
             return .bye
         case "auth":
@@ -155,9 +161,11 @@ extension ClientMessage {
             return .auth(Auth(proof: try reader.optionalHex("proof", bytes: RoomSecret.proofBytes), create: create))
         case "role":
             return .role(
-                name: try reader.name("name", maxLength: ParticipantName.maxLength), role: try reader.enumeration("role", Role.self))
+                name: try reader.name("name", maxLength: ParticipantName.maxLength), role: try reader.enumeration("role", Role.self),
+                id: try reader.optionalRequestID("id"))
         case "kick":
-            return .kick(name: try reader.name("name", maxLength: ParticipantName.maxLength))
+            return .kick(
+                name: try reader.name("name", maxLength: ParticipantName.maxLength), id: try reader.optionalRequestID("id"))
         case "chat":
             return .chat(id: try reader.integer("id"), text: try reader.chatText("text"))
         case "message":
@@ -354,6 +362,8 @@ extension ServerMessage {
             var object: [String: JSONValue] = ["type": "refused", "code": .string(code), "message": .string(message)]
             if let actionID { object["action_id"] = .number(Double(actionID)) }
             return .object(object)
+        case .done(let id):
+            return ["type": "done", "id": .number(Double(id))]
         case .chat(let line):
             var object: [String: JSONValue] = ["type": "chat", "from": .string(line.from), "text": .string(line.text)]
             if let id = line.id { object["id"] = .number(Double(id)) }
@@ -444,6 +454,9 @@ extension ServerMessage {
             return .refused(
                 actionID: try reader.optionalInteger("action_id"), code: try reader.optionalWord("code") ?? "unknown",
                 message: try reader.optionalText("message", maxLength: 1024) ?? "")
+        case "done":
+            guard let id = try reader.optionalRequestID("id") else { throw WireReader.violation("done needs an id") }
+            return .done(id: id)
         case "chat":
             return .chat(ChatLine(
                 from: try reader.name("from", maxLength: ParticipantName.maxLength), text: try reader.chatText("text"),

@@ -38,9 +38,18 @@ public enum WireFeature {
     /// `redirect` (the owner's address) instead of a challenge. A client without it gets the
     /// error `room-elsewhere` naming the owner instead.
     public static let cluster = "cluster"
+    /// Request ids for `end`, `role` and `kick`: the client gives each an `id`
+    /// (`wireMaxRequestID` at most) and the server answers that request, to the requester only,
+    /// with `done` naming it, or with a `refused` whose `action_id` is it. Without it, those
+    /// requests carry no id and are answered by the notice, `ended` or a `refused` without an id.
+    public static let requestIDs = "request-ids"
     /// Every feature this build speaks.
-    public static let all = [secretHMAC, roles, actionDeadline, chat, messages, journal, cluster]
+    public static let all = [secretHMAC, roles, actionDeadline, chat, messages, journal, cluster, requestIDs]
 }
+
+/// The largest request id of `end`, `role` and `kick` (`request-ids`): ids are 0...2^31 − 1, and
+/// a line with any other is a `protocol-violation`.
+public let wireMaxRequestID = Int(Int32.max)
 
 /// The longest line either side accepts: a messenger payload of 64 KiB, escaped (at most twice
 /// as long), in its envelope.
@@ -287,6 +296,8 @@ public struct Notice: Sendable, Hashable {
     }
 
     static func rateText(_ rate: Double) -> String {
+        // Rates are within 0.01…100; a hostile or broken peer's value must not trap.
+        guard rate.isFinite, abs(rate) < 1e12 else { return "?" }
         let hundredths = Int((rate * 100).rounded())
         let cents = hundredths % 100
         return "\(hundredths / 100)." + (cents < 10 ? "0\(cents)" : "\(cents)")
@@ -488,15 +499,18 @@ public enum ClientMessage: Sendable, Hashable {
     case status(ParticipantStatus)
     /// What this participant's copy of activity `activity`'s media looks like, once loaded.
     case media(activity: Int, MediaInfo)
-    /// End the activity for everyone.
-    case end
+    /// End the activity for everyone. `id` (`request-ids`, 0...`wireMaxRequestID`) comes back in
+    /// the server's `done` or `refused`.
+    case end(id: Int? = nil)
     case bye
     /// The answer to a `challenge`: proof of the room secret, or a new room's verifier.
     case auth(Auth)
-    /// Owner only: make `name` an operator (`operator`) or a member again (`member`).
-    case role(name: String, role: Role)
+    /// Owner only: make `name` an operator (`operator`) or a member again (`member`). `id` as
+    /// for `end`.
+    case role(name: String, role: Role, id: Int? = nil)
     /// Owners and operators: remove `name` from the room (it may not come back for a while).
-    case kick(name: String)
+    /// `id` as for `end`.
+    case kick(name: String, id: Int? = nil)
     /// (`chat`) A line for the room's chat; `id` comes back on our own copy.
     case chat(id: Int, text: String)
     /// (`messages`) A messenger message (`from` unset).
@@ -623,8 +637,12 @@ public enum ServerMessage: Sendable, Hashable {
     /// The answer to hello: how the server will talk, and how the room is guarded.
     case challenge(Challenge)
     /// A request that was not carried out (`not-permitted`, `rate-limited`, `expired`, …);
-    /// `actionID` names the action when it was one. The connection lives.
+    /// `actionID` names the request by the id its sender gave it (an action, a chat line, a
+    /// message, a `detach`; with `request-ids` also an `end`, `role` or `kick`). The connection lives.
     case refused(actionID: Int?, code: String, message: String)
+    /// (`request-ids`) The requester's `end`, `role` or `kick` `id` was carried out: sent to it
+    /// alone, after the notice the others hear (for `end`: before `ended`).
+    case done(id: Int)
     /// (`chat`) A chat line: new, or (after the welcome) the room's recent history.
     case chat(ChatLine)
     /// (`messages`) A messenger message, with `from` set.

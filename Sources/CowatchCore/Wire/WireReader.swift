@@ -125,6 +125,15 @@ struct WireReader {
         return Int(value)
     }
 
+    /// A request id (`request-ids`): a whole number in 0...`wireMaxRequestID`, if present.
+    func optionalRequestID(_ key: String) throws(CowatchError) -> Int? {
+        guard let raw = raw(key) else { return nil }
+        guard let value = raw.numberValue, value.isFinite, value.rounded() == value, 0 <= value,
+            value <= Double(wireMaxRequestID)
+        else { throw Self.violation("\"\(key)\" must be a whole number in 0...\(wireMaxRequestID)") }
+        return Int(value)
+    }
+
     func bool(_ key: String) throws(CowatchError) -> Bool {
         guard let value = object[key]?.boolValue else { throw Self.violation("\"\(key)\" must be true or false") }
         return value

@@ -45,7 +45,7 @@ actor ClusterGate {
 
     /// Nil to serve the hello here, else the answer that sends it away.
     private func place(_ hello: ClientMessage.Hello, hub: RoomHub) async -> ServerMessage? {
-        let sentAt = monotonicSeconds()
+        let sentAt = SystemClock.monotonicSeconds()
         if leases.holds(hello.room, now: sentAt) { return nil }
         let owner: String
         do {
@@ -100,7 +100,7 @@ actor ClusterGate {
     /// After a renewal: the room's record goes to the directory when it changed, and again every
     /// minute so it outlives the room by `recordMemory`.
     private func shareRecord(of room: String, hub: RoomHub) async {
-        let now = monotonicSeconds()
+        let now = SystemClock.monotonicSeconds()
         guard let record = await hub.clusterRecord(of: room) else { return }
         if let last = shared[room], last.record == record, now - last.at < 60 { return }
         let text = String(decoding: record.directoryJSON.encoded(), as: UTF8.self)
@@ -116,11 +116,11 @@ actor ClusterGate {
     /// this server no longer owns. Releases every room it holds when it stops.
     func run(hub: RoomHub) async {
         while !Task.isCancelled {
-            let now = monotonicSeconds()
+            let now = SystemClock.monotonicSeconds()
             let wait = min(0.5, max(0.02, (leases.nextDeadline() ?? now + 0.5) - now))
             do { try await Task.sleep(for: .seconds(wait)) } catch { break }
             let live = await hub.clusterRoomsInUse()
-            await perform(leases.tick(now: monotonicSeconds(), live: live), hub: hub)
+            await perform(leases.tick(now: SystemClock.monotonicSeconds(), live: live), hub: hub)
         }
         // A graceful stop hands the rooms on at once instead of after their leases.
         for room in leases.rooms {
@@ -132,7 +132,7 @@ actor ClusterGate {
         for action in actions {
             switch action {
             case .renew(let room):
-                let sentAt = monotonicSeconds()
+                let sentAt = SystemClock.monotonicSeconds()
                 var held: Bool?
                 do {
                     let owner = try await directory.place(room, lease: configuration.leases.lease)
@@ -147,7 +147,7 @@ actor ClusterGate {
                 shared[room] = nil
                 _ = try? await directory.release(room)
                 logger.debug("room released", metadata: ["cowatch.cluster.room": "\(room)"])
-                if leases.holds(room, now: monotonicSeconds()) {
+                if leases.holds(room, now: SystemClock.monotonicSeconds()) {
                     // A hello claimed it again while the release was on its way, and the release
                     // may have deleted that claim: claim it once more (or give it up).
                     await perform([.renew(room)], hub: hub)
@@ -170,7 +170,7 @@ extension RoomHub {
 
     /// The directory's record of a room that came here.
     func clusterAdopt(_ record: RoomSequencer.RoomRecord, for room: String) {
-        sequencer.adopt(record, for: room, now: monotonicSeconds())
+        sequencer.adopt(record, for: room, now: SystemClock.monotonicSeconds())
     }
 
     /// The record of a room that lives here, to share.

@@ -39,13 +39,13 @@ enum ServerTransfer {
         _ plan: Plan, store: AttachmentStore, chunks: inout NIOAsyncChannelInboundStream<[ClientLine]>.AsyncIterator,
         outbound: NIOAsyncChannelOutboundWriter<ByteBuffer>, channel: any Channel
     ) async -> Bool? {
-        let progress = Locked(monotonicSeconds())
+        let progress = Locked(SystemClock.monotonicSeconds())
         return await withTaskGroup(of: Void.self) { group -> Bool? in
             group.addTask {
                 // The watchdog: a peer that stops moving bytes loses its connection (and slot).
                 while !Task.isCancelled {
                     try? await Task.sleep(for: .seconds(1))
-                    if monotonicSeconds() - progress.withLock({ $0 }) > stallLimit {
+                    if SystemClock.monotonicSeconds() - progress.withLock({ $0 }) > stallLimit {
                         channel.close(promise: nil)
                         return
                     }
@@ -75,7 +75,7 @@ enum ServerTransfer {
         while !writer.isComplete {
             guard let chunk = try await nextBytes(&chunks) else { return nil }
             try writer.append(chunk)
-            progress.withLock { $0 = monotonicSeconds() }
+            progress.withLock { $0 = SystemClock.monotonicSeconds() }
         }
         guard writer.digest() == id else {
             store.delete(id)
@@ -109,7 +109,7 @@ enum ServerTransfer {
             let chunk = try reader.next(limit: min(ContentFile.chunkBytes, size - reader.offset), allocator: channel.allocator)
             guard chunk.readableBytes > 0 else { throw CowatchError(.ioError, "\(id) is shorter than \(size) bytes") }
             try await writer.write(chunk)
-            progress.withLock { $0 = monotonicSeconds() }
+            progress.withLock { $0 = SystemClock.monotonicSeconds() }
         }
         try await writer.drain()
     }

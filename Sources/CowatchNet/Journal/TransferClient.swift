@@ -88,9 +88,9 @@ public enum TransferClient {
                     let chunk = try file.next(limit: min(ContentFile.chunkBytes, size - file.offset), allocator: channel.allocator)
                     guard chunk.readableBytes > 0 else { throw CowatchError(.ioError, "\(path) shrank while it was sent") }
                     try await writer.write(chunk)
-                    let wait = pace.delay(for: chunk.readableBytes, now: monotonicSeconds())
+                    let wait = pace.delay(for: chunk.readableBytes, now: SystemClock.monotonicSeconds())
                     if wait > 0 { try await Task.sleep(for: .seconds(wait)) }
-                    stamp.withLock { $0 = monotonicSeconds() }
+                    stamp.withLock { $0 = SystemClock.monotonicSeconds() }
                     progress(file.offset, size)
                 }
                 try await writer.drain()
@@ -142,10 +142,10 @@ public enum TransferClient {
                 }
                 try writer.append(chunk)
                 // Reading slower makes TCP slow the server down: the pace holds end to end.
-                let wait = pace.delay(for: chunk.readableBytes, now: monotonicSeconds())
+                let wait = pace.delay(for: chunk.readableBytes, now: SystemClock.monotonicSeconds())
                 if wait > 0 {
                     try await Task.sleep(for: .seconds(wait))
-                    stamp.withLock { $0 = monotonicSeconds() }
+                    stamp.withLock { $0 = SystemClock.monotonicSeconds() }
                 }
                 progress(writer.written, size)
             }
@@ -200,13 +200,13 @@ public enum TransferClient {
                         return try NIOAsyncChannel<ByteBuffer, ByteBuffer>(wrappingChannelSynchronously: channel)
                     }
                 }
-            let progress = Locked(monotonicSeconds())
+            let progress = Locked(SystemClock.monotonicSeconds())
             let result = try await withThrowingTaskGroup(of: Void.self) { group in
                 group.addTask {
                     // The watchdog: a server that stops answering or moving bytes.
                     while !Task.isCancelled {
                         try await Task.sleep(for: .seconds(1))
-                        if monotonicSeconds() - progress.withLock({ $0 }) > stallLimit {
+                        if SystemClock.monotonicSeconds() - progress.withLock({ $0 }) > stallLimit {
                             channel.channel.close(promise: nil)
                             return
                         }
@@ -256,7 +256,7 @@ public enum TransferClient {
                     guard let chunk = try await iterator.next() else {
                         throw CowatchError(.ioError, "the room server closed the transfer")
                     }
-                    progress.withLock { $0 = monotonicSeconds() }
+                    progress.withLock { $0 = SystemClock.monotonicSeconds() }
                     buffer = chunk
                 }
                 let view = buffer.readableBytesView
@@ -281,7 +281,7 @@ public enum TransferClient {
                 return rest
             }
             let chunk = try await iterator.next()
-            progress.withLock { $0 = monotonicSeconds() }
+            progress.withLock { $0 = SystemClock.monotonicSeconds() }
             return chunk
         }
     }

@@ -43,16 +43,20 @@ final class ClientLineHandler: ChannelInboundHandler {
     /// Thins the once-a-second reports to what participant lists can show (`ReportGate`).
     private var reports = ReportGate()
 
-    init(outbox: ConnectionOutbox, floodBurst: Double, floodRate: Double, now: Double = monotonicSeconds()) {
+    /// The room's reference clock: stamps arrivals and answers clock probes.
+    private let clock: any MonotonicClock
+
+    init(outbox: ConnectionOutbox, floodBurst: Double, floodRate: Double, clock: any MonotonicClock) {
+        self.clock = clock
         self.outbox = outbox
         burst = floodBurst
         rate = floodRate
         tokens = floodBurst
-        refilledAt = now
+        refilledAt = clock.now()
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        let received = monotonicSeconds()
+        let received = clock.now()
         let chunk = unwrapInboundIn(data)
         guard !passThrough else {
             context.fireChannelRead(wrapInboundOut([.raw(chunk)]))
@@ -97,7 +101,7 @@ final class ClientLineHandler: ChannelInboundHandler {
     }
 
     private func reply(id: Int, t1: Double, t2: Double, context: ChannelHandlerContext) {
-        let line = ServerMessage.timeReply(id: id, t1: t1, t2: t2, t3: monotonicSeconds()).encoded()
+        let line = ServerMessage.timeReply(id: id, t1: t1, t2: t2, t3: clock.now()).encoded()
         var buffer = context.channel.allocator.buffer(capacity: line.count)
         buffer.writeBytes(line)
         context.writeAndFlush(wrapOutboundOut(buffer), promise: nil)

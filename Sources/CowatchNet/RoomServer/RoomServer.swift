@@ -35,14 +35,17 @@ public struct RoomServer: Service {
     /// The SCHED_FIFO priority the event loops were put under (`RealtimeScheduling`), if any: the
     /// rooms' timer then watches that they are not starved (`RealtimeGuard`).
     private let realtimePriority: Int32?
+    /// The room's reference clock: every stamp and deadline of the rooms (a manual one in tests).
+    private let clock: any MonotonicClock
 
     /// - Parameter identity: the TLS certificate and key; nil serves plaintext (`--no-tls`).
     /// - Parameter cluster: share rooms with other servers through Redis (see `ClusterGate`).
     public init(
         host: String, port: Int, configuration: RoomSequencer.Configuration = .init(), state: RoomServerState? = nil,
         identity: ServerIdentity?, cluster: ClusterConfiguration? = nil, realtimePriority: Int32? = nil, logger: Logger,
-        onBound: (@Sendable (String, Int) -> Void)? = nil
+        onBound: (@Sendable (String, Int) -> Void)? = nil, clock: any MonotonicClock = SystemClock()
     ) {
+        self.clock = clock
         self.cluster = cluster
         self.realtimePriority = realtimePriority
         self.identity = identity
@@ -69,7 +72,8 @@ public struct RoomServer: Service {
                         // Lines are decoded, clock probes answered and replies written on the event loop.
                         let outbox = ConnectionOutbox(channel: channel)
                         try channel.pipeline.syncOperations.addHandler(
-                            ClientLineHandler(outbox: outbox, floodBurst: admission.floodBurst, floodRate: admission.floodRate))
+                            ClientLineHandler(
+                                outbox: outbox, floodBurst: admission.floodBurst, floodRate: admission.floodRate, clock: clock))
                         return RoomHub.Accepted(
                             connection: AcceptedChannel(try RoomHub.Connection(wrappingChannelSynchronously: channel)),
                             outbox: outbox)
@@ -87,16 +91,16 @@ public struct RoomServer: Service {
         var records: [String: RoomSequencer.RoomRecord] = [:]
         if let state {
             configuration.tokenKey = try state.tokenKey()
-            records = try state.loadRecords(now: monotonicSeconds(), wallNow: Date().timeIntervalSince1970)
+            records = try state.loadRecords(now: clock.now(), wallNow: Date().timeIntervalSince1970)
         }
-        let sequencer = RoomSequencer(configuration: configuration, records: records, now: monotonicSeconds())
+        let sequencer = RoomSequencer(configuration: configuration, records: records, now: clock.now())
         // Attachments live with their rooms: a fresh store each run.
         let store = try AttachmentStore(stateDirectory: state?.directory)
         defer { if state == nil { store.removeAll() } }
         let gate = cluster.map { ClusterGate(configuration: $0, logger: logger) }
         let hub = RoomHub(
             sequencer: sequencer, state: state, store: store, cluster: gate,
-            realtime: realtimePriority.map { ($0, MultiThreadedEventLoopGroup.singleton) }, logger: logger)
+            realtime: realtimePriority.map { ($0, MultiThreadedEventLoopGroup.singleton) }, clock: clock, logger: logger)
         try await withShutdownClosing(server.channel) {
             try await withThrowingDiscardingTaskGroup { group in
                 group.addTask { try? await hub.runTimers() }
@@ -150,11 +154,15 @@ actor RoomHub {
     /// rooms' work is starved.
     private let realtime: (priority: Int32, loops: any EventLoopGroup)?
     private var realtimeGuard: RealtimeGuard?
+    /// The room's reference clock (the server's).
+    let clock: any MonotonicClock
 
     init(
         sequencer: RoomSequencer, state: RoomServerState?, store: AttachmentStore, cluster: ClusterGate? = nil,
-        realtime: (priority: Int32, loops: any EventLoopGroup)? = nil, logger: Logger
+        realtime: (priority: Int32, loops: any EventLoopGroup)? = nil, clock: any MonotonicClock = SystemClock(),
+        logger: Logger
     ) {
+        self.clock = clock
         self.realtime = realtime
         realtimeGuard = realtime.map { _ in RealtimeGuard() }
         self.sequencer = sequencer
@@ -176,7 +184,7 @@ actor RoomHub {
         outgoing[id] = outbox
         channels[id] = connection.channel
         let address = connection.channel.remoteAddress?.ipAddress ?? "unknown"
-        perform(sequencer.connected(id, address: address, now: monotonicSeconds()))
+        perform(sequencer.connected(id, address: address, now: clock.now()))
         logger.trace("room connection", metadata: ["cowatch.room.connection": "\(id)"])
         do {
             try await connection.executeThenClose { inbound, outbound in
@@ -222,7 +230,7 @@ actor RoomHub {
         } catch {
             logger.trace("room connection ended", metadata: ["cowatch.room.error": "\(error)"])
         }
-        perform(sequencer.disconnected(id, now: monotonicSeconds()))
+        perform(sequencer.disconnected(id, now: clock.now()))
         outgoing.removeValue(forKey: id)?.finish()
         channels[id] = nil
         acknowledge(deliveries.ended(id))
@@ -248,7 +256,7 @@ actor RoomHub {
     /// The lines of one read, in order. Returns false when the connection must stop reading (it
     /// was closed).
     private func handle(_ lines: [ClientLine], from id: Int) -> Bool {
-        let now = monotonicSeconds()
+        let now = clock.now()
         for line in lines {
             guard outgoing[id] != nil else { return false }
             switch line {
@@ -280,7 +288,7 @@ actor RoomHub {
     }
 
     private func uploadFinished(_ id: Int, verified: Bool) {
-        perform(sequencer.uploadFinished(id, verified: verified, now: monotonicSeconds()))
+        perform(sequencer.uploadFinished(id, verified: verified, now: clock.now()))
     }
 
     private func finishOutgoing(_ id: Int) {
@@ -305,7 +313,7 @@ actor RoomHub {
                 }
                 if outbox.push(lastLine, lane: lane) == .full {
                     logger.debug("dropping a peer that does not read", metadata: ["cowatch.room.connection": "\(id)"])
-                    perform(sequencer.disconnected(id, now: monotonicSeconds()))
+                    perform(sequencer.disconnected(id, now: clock.now()))
                     outgoing.removeValue(forKey: id)?.finish()
                     channels[id]?.close(promise: nil)
                 }
@@ -336,7 +344,7 @@ actor RoomHub {
         recordsChanged = false
         guard let state else { return }
         do {
-            let now = monotonicSeconds()
+            let now = clock.now()
             try state.saveRecords(sequencer.recordsForSaving(now: now), now: now, wallNow: Date().timeIntervalSince1970)
             sequencer.markTimelinesSaved()
         } catch {
@@ -347,11 +355,11 @@ actor RoomHub {
     /// Runs the sequencer's deadlines (seek holds, participant lists).
     func runTimers() async throws {
         while !Task.isCancelled {
-            let now = monotonicSeconds()
+            let now = clock.now()
             // 5 ms at least: deadlines are holds and lists, and waking more often only costs.
             let wait = min(0.1, max(0.005, (sequencer.nextDeadline() ?? now + 0.1) - now))
-            try await Task.sleep(for: .seconds(wait))
-            let tickAt = monotonicSeconds()
+            try await clock.sleep(until: now + wait)
+            let tickAt = clock.now()
             let lateness = tickAt - now - wait
             if let action = realtimeGuard?.woke(lateness: lateness, at: tickAt) { await apply(action, lateness: lateness) }
             perform(sequencer.tick(now: tickAt))
@@ -385,8 +393,6 @@ extension RoomHub {
     }
 }
 
-/// Seconds of CLOCK_MONOTONIC: the room's reference clock.
-func monotonicSeconds() -> Double { SystemClock.monotonicSeconds() }
 
 /// ServiceLifecycle logs each service's description at debug level when the group starts: the
 /// default one would print the configuration, the token key and the host's reserved-room token

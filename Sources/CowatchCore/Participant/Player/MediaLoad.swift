@@ -7,7 +7,7 @@
 /// answers fails like one that refuses). The fallback, if any, is tried once.
 ///
 /// Threading: a value type; one owner.
-public struct MediaLoad: Sendable {
+public struct MediaLoad: Sendable, Hashable {
     public enum Action: Sendable, Hashable {
         /// Issue `loadfile url replace`; report a refusal with `loadRefused`.
         case load(url: String)

@@ -1,4 +1,3 @@
-import CowatchClient
 import CowatchCore
 import CowatchMpv
 import Foundation
@@ -7,19 +6,30 @@ import Foundation
 /// playlist entry ids, seeks that land a little later, events in mpv's order — without decoding
 /// anything, so the daemon's logic runs in unit tests.
 ///
-/// Time is the real monotonic clock (the daemon reads it too); positions advance with it while
-/// playing. `person…` methods stand in for someone at the player's keyboard: the same changes,
+/// Time is the clock it is given — the daemon's own (a `ManualClock` in tests that move time
+/// themselves, `SystemClock` otherwise); positions advance with it while playing, and seeks and
+/// loads land `seekLatency` later on it. `person…` methods stand in for someone at the player's keyboard: the same changes,
 /// not made by the daemon.
 ///
 /// Threading: any thread; state under a lock, events in order on one stream.
-final class SimulatedPlayer: MediaPlayer {
-    struct Source: Sendable {
-        var duration = 600.0
-        var hasAudio = true
+public final class SimulatedPlayer: MediaPlayer {
+    public struct Source: Sendable {
+        public var duration = 600.0
+        public var hasAudio = true
         /// Log lines written when loading fails (nil: it loads).
-        var failure: (code: Int32, log: [LoadFailureReason.Line])?
+        public var failure: (code: Int32, log: [LoadFailureReason.Line])?
         /// Never answers (an unreachable host).
-        var silent = false
+        public var silent = false
+
+        public init(
+            duration: Double = 600, hasAudio: Bool = true, failure: (code: Int32, log: [LoadFailureReason.Line])? = nil,
+            silent: Bool = false
+        ) {
+            self.duration = duration
+            self.hasAudio = hasAudio
+            self.failure = failure
+            self.silent = silent
+        }
     }
 
     private struct State {
@@ -28,59 +38,72 @@ final class SimulatedPlayer: MediaPlayer {
         var paused = true
         var speed = 1.0
         var base = 0.0
-        var baseAt = monotonicNow()
+        var baseAt = 0.0
         var entry: Int64 = 0
         var osd: [String] = []
         var commands: [[String]] = []
         var ended = false
+        var eventsSent = 0
     }
 
-    let events: AsyncStream<MpvEvent>
+    public let events: AsyncStream<MpvEvent>
     private let continuation: AsyncStream<MpvEvent>.Continuation
     private let state = Locked(State())
     /// How long a seek takes to land.
-    let seekLatency: Double
+    public let seekLatency: Double
+    /// The daemon's clock: positions move with it.
+    public let clock: any MonotonicClock
 
-    init(sources: [String: Source] = [:], seekLatency: Double = 0.01) {
+    public init(sources: [String: Source] = [:], seekLatency: Double = 0.01, clock: any MonotonicClock = SystemClock()) {
         (events, continuation) = AsyncStream.makeStream(of: MpvEvent.self)
         self.seekLatency = seekLatency
-        state.withLock { $0.sources = sources }
+        self.clock = clock
+        let now = clock.now()
+        state.withLock {
+            $0.sources = sources
+            $0.baseAt = now
+        }
     }
 
     // MARK: What tests look at and do
 
     /// Where the player is now.
-    var position: Double { state.withLock { Self.position($0) } }
-    var isPaused: Bool { state.withLock { $0.paused } }
+    public var position: Double {
+        let now = clock.now()
+        return state.withLock { Self.position($0, now: now) }
+    }
+    public var isPaused: Bool { state.withLock { $0.paused } }
     /// Every `show-text`, in order.
-    var osdTexts: [String] { state.withLock { $0.osd } }
+    public var osdTexts: [String] { state.withLock { $0.osd } }
+    /// Every event this player has sent, for a test waiting until the daemon has taken them in.
+    public var eventsSent: Int { state.withLock { $0.eventsSent } }
     /// Seeks the daemon ordered.
-    var orderedSeeks: Int { state.withLock { $0.commands.filter { $0.first == "seek" }.count } }
+    public var orderedSeeks: Int { state.withLock { $0.commands.filter { $0.first == "seek" }.count } }
 
     /// Someone presses space (or `p`) in the player's window.
-    func personSetsPause(_ paused: Bool) {
+    public func personSetsPause(_ paused: Bool) {
         try? setFlag("pause", paused)
     }
 
     /// Someone drags the seek bar or presses an arrow key: a seek that lands like mpv's.
-    func personSeeks(to target: Double) {
+    public func personSeeks(to target: Double) {
         try? command(["seek", String(target), "absolute"])
     }
 
     /// Someone runs `script-message ARGS…` in the player (a key binding, or mpv's console).
-    func personSendsScriptMessage(_ arguments: [String]) {
-        continuation.yield(.clientMessage(arguments))
+    public func personSendsScriptMessage(_ arguments: [String]) {
+        send(.clientMessage(arguments))
     }
 
     // MARK: MediaPlayer
 
-    var clientName: String { "main" }
+    public var clientName: String { "main" }
 
-    func command(_ arguments: [String]) throws(MpvError) {
+    public func command(_ arguments: [String]) throws(MpvError) {
         _ = try commandReturning(arguments)
     }
 
-    func commandReturning(_ arguments: [String]) throws(MpvError) -> MpvNode {
+    public func commandReturning(_ arguments: [String]) throws(MpvError) -> MpvNode {
         guard let name = arguments.first else { throw MpvError(code: -4, operation: "command") }
         state.withLock { $0.commands.append(arguments) }
         switch name {
@@ -89,16 +112,17 @@ final class SimulatedPlayer: MediaPlayer {
             return .none
         case "seek":
             guard arguments.count >= 2, let target = Double(arguments[1]) else { throw MpvError(code: -4, operation: "seek") }
-            continuation.yield(.seek)
+            send(.seek)
             let latency = seekLatency
+            let clock = clock
             Task.detached { [weak self] in
-                try? await Task.sleep(for: .seconds(latency))
+                try? await clock.sleep(seconds: latency)
                 self?.land(at: target)
             }
             return .none
         case "script-message-to":
             // Addressed to us: it comes back behind every event yielded before it, as mpv's does.
-            if arguments.count >= 2, arguments[1] == clientName { continuation.yield(.clientMessage(Array(arguments.dropFirst(2)))) }
+            if arguments.count >= 2, arguments[1] == clientName { send(.clientMessage(Array(arguments.dropFirst(2)))) }
             return .none
         case "loadfile":
             guard arguments.count >= 2 else { throw MpvError(code: -4, operation: "loadfile") }
@@ -108,32 +132,35 @@ final class SimulatedPlayer: MediaPlayer {
         }
     }
 
-    func setString(_ name: String, _ value: String) throws(MpvError) {}
+    public func setString(_ name: String, _ value: String) throws(MpvError) {}
 
-    func setDouble(_ name: String, _ value: Double) throws(MpvError) {
+    public func setDouble(_ name: String, _ value: Double) throws(MpvError) {
         guard name == "speed" else { return }
+        let now = clock.now()
         let changed = state.withLock { state -> Bool in
             guard state.speed != value else { return false }
-            Self.rebase(&state)
+            Self.rebase(&state, now: now)
             state.speed = value
             return true
         }
-        if changed { continuation.yield(.propertyChange(name: "speed", value: .double(value), at: monotonicNow())) }
+        if changed { send(.propertyChange(name: "speed", value: .double(value), at: now)) }
     }
 
-    func setFlag(_ name: String, _ value: Bool) throws(MpvError) {
+    public func setFlag(_ name: String, _ value: Bool) throws(MpvError) {
         guard name == "pause" else { return }
+        let now = clock.now()
         let changed = state.withLock { state -> Bool in
             guard state.paused != value else { return false }
-            Self.rebase(&state)
+            Self.rebase(&state, now: now)
             state.paused = value
             return true
         }
-        if changed { continuation.yield(.propertyChange(name: "pause", value: .flag(value), at: monotonicNow())) }
+        if changed { send(.propertyChange(name: "pause", value: .flag(value), at: now)) }
     }
 
-    func getDouble(_ name: String) throws(MpvError) -> Double {
-        let (loaded, position, speed) = state.withLock { ($0.loaded, Self.position($0), $0.speed) }
+    public func getDouble(_ name: String) throws(MpvError) -> Double {
+        let now = clock.now()
+        let (loaded, position, speed) = state.withLock { ($0.loaded, Self.position($0, now: now), $0.speed) }
         switch name {
         case "speed": return speed
         case "time-pos", "audio-pts", "playback-time":
@@ -146,7 +173,7 @@ final class SimulatedPlayer: MediaPlayer {
         }
     }
 
-    func getFlag(_ name: String) throws(MpvError) -> Bool {
+    public func getFlag(_ name: String) throws(MpvError) -> Bool {
         switch name {
         case "pause": return state.withLock { $0.paused }
         case "eof-reached", "paused-for-cache": return false
@@ -154,12 +181,12 @@ final class SimulatedPlayer: MediaPlayer {
         }
     }
 
-    func getString(_ name: String) throws(MpvError) -> String {
+    public func getString(_ name: String) throws(MpvError) -> String {
         guard name == "media-title" else { throw MpvError(code: -8, operation: "get_property \(name)") }
         return "simulated"
     }
 
-    func getNode(_ name: String) throws(MpvError) -> MpvNode {
+    public func getNode(_ name: String) throws(MpvError) -> MpvNode {
         let loaded = state.withLock { $0.loaded }
         switch name {
         case "current-tracks/audio": return loaded?.hasAudio == true ? .map(["id": .int64(1)]) : .none
@@ -168,20 +195,25 @@ final class SimulatedPlayer: MediaPlayer {
         }
     }
 
-    func observe(_ name: String) throws(MpvError) {}
+    public func observe(_ name: String) throws(MpvError) {}
 
-    func shutdown() async {
+    public func shutdown() async {
         let first = state.withLock { state -> Bool in
             defer { state.ended = true }
             return !state.ended
         }
         if first {
-            continuation.yield(.shutdown)
+            send(.shutdown)
             continuation.finish()
         }
     }
 
     // MARK: Inside
+
+    private func send(_ event: MpvEvent) {
+        state.withLock { $0.eventsSent += 1 }
+        continuation.yield(event)
+    }
 
     private func load(_ url: String) -> MpvNode {
         let (entry, source) = state.withLock { state -> (Int64, Source?) in
@@ -191,44 +223,46 @@ final class SimulatedPlayer: MediaPlayer {
         let latency = seekLatency
         Task.detached { [weak self] in
             guard let self else { return }
-            continuation.yield(.startFile(entry: entry))
-            try? await Task.sleep(for: .seconds(latency))
+            send(.startFile(entry: entry))
+            try? await clock.sleep(seconds: latency)
             let source = source ?? Source()
             if source.silent { return }
             if let failure = source.failure {
                 for line in failure.log {
-                    continuation.yield(.log(level: line.level, prefix: line.prefix, text: line.text))
+                    send(.log(level: line.level, prefix: line.prefix, text: line.text))
                 }
-                continuation.yield(.endFile(
+                send(.endFile(
                     reason: .error, error: MpvError(code: failure.code, operation: "loadfile"), entry: entry))
                 return
             }
+            let now = clock.now()
             state.withLock { state in
                 state.loaded = source
                 state.base = 0
-                state.baseAt = monotonicNow()
+                state.baseAt = now
             }
-            continuation.yield(.fileLoaded)
-            continuation.yield(.playbackRestart)
+            send(.fileLoaded)
+            send(.playbackRestart)
         }
         return .map(["playlist_entry_id": .int64(entry)])
     }
 
     private func land(at target: Double) {
+        let now = clock.now()
         state.withLock { state in
             state.base = max(0, min(target, state.loaded?.duration ?? target))
-            state.baseAt = monotonicNow()
+            state.baseAt = now
         }
-        continuation.yield(.playbackRestart)
+        send(.playbackRestart)
     }
 
-    private static func position(_ state: State) -> Double {
+    private static func position(_ state: State, now: Double) -> Double {
         guard !state.paused else { return state.base }
-        return state.base + (monotonicNow() - state.baseAt) * state.speed
+        return state.base + (now - state.baseAt) * state.speed
     }
 
-    private static func rebase(_ state: inout State) {
-        state.base = position(state)
-        state.baseAt = monotonicNow()
+    private static func rebase(_ state: inout State, now: Double) {
+        state.base = position(state, now: now)
+        state.baseAt = now
     }
 }

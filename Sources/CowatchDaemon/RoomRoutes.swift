@@ -1,0 +1,87 @@
+import CowatchCore
+
+/// What a command carried out by the room session answers with.
+enum RoomAnswer: Sendable {
+    /// The status, with the room sections.
+    case status
+    /// A group action's reply: the group's state as the action left it, with the room sections.
+    case groupStatus
+    /// Data of its own.
+    case data(JSONValue)
+}
+
+/// How one control command reaches the room session.
+///
+/// Threading: `run` is called from `PlayerController`'s actor and awaits the `RoomSession` actor.
+/// Errors: whatever the room method throws (`CowatchError`).
+struct RoomRoute: Sendable {
+    /// Playback commands: after `leave`, they act on this player alone instead.
+    var onlyWhileFollowing = false
+    /// Carries the command out; `timeout` is the daemon's `seekTimeout`.
+    var run: @Sendable (_ room: RoomSession, _ timeout: Double) async throws(CowatchError) -> RoomAnswer
+}
+
+extension ControlCommand {
+    /// The router table of the room: for each command the room carries out, its one entry;
+    /// nil for those only the player does (`get_property`, `quit`). Outside a room, a command
+    /// with a route that the player cannot do alone answers `not-in-room`.
+    var roomRoute: RoomRoute? {
+        switch self {
+        case .play, .pause, .togglePause, .seek, .speed:
+            RoomRoute(onlyWhileFollowing: true) { room, timeout throws(CowatchError) in
+                try await room.request(self, seekTimeout: timeout)
+                return .groupStatus
+            }
+        case .open:
+            // Waits for the server to accept the switch, not for everyone to load it.
+            .status { room, timeout throws(CowatchError) in try await room.request(self, seekTimeout: timeout) }
+        case .getStatus: .status { _, _ in }
+        case .getParticipants: .data { room, _ in await room.participantsJSON() }
+        case .leave: .status { room, timeout throws(CowatchError) in try await room.leave(timeout: timeout) }
+        case .join: .status { room, timeout throws(CowatchError) in try await room.join(timeout: timeout) }
+        case .end: .status { room, timeout throws(CowatchError) in try await room.end(timeout: timeout) }
+        case .setReady(let ready): .status { room, _ in await room.setStatus(ready: ready) }
+        case .setWaitForMe(let on): .status { room, _ in await room.setStatus(waitForMe: on) }
+        case .setRole(let name, let role):
+            .status { room, timeout throws(CowatchError) in try await room.setRole(of: name, to: role, timeout: timeout) }
+        case .kick(let name): .status { room, timeout throws(CowatchError) in try await room.kick(name, timeout: timeout) }
+        case .acceptOpen: .status { room, _ throws(CowatchError) in try await room.acceptOpen() }
+        case .getInvite(let host): .data { room, _ throws(CowatchError) in try await room.inviteReply(host: host) }
+        case .chat(let text):
+            .data { room, timeout throws(CowatchError) in
+                try await room.chat(text, timeout: timeout)
+                return .null
+            }
+        case .getChat: .data { room, _ in await room.chatJSON() }
+        case .showRoom: .data { room, _ in ["text": .string(await room.showRoomLine())] }
+        case .sendMessage(let message):
+            .data { room, timeout throws(CowatchError) in try await room.sendMessage(message, timeout: max(10, timeout)) }
+        case .attach(let path, let name, let meta):
+            .data { room, _ throws(CowatchError) in try await room.attach(path: path, name: name, meta: meta) }
+        case .getAttachments: .data { room, _ in await room.attachmentsJSON() }
+        case .detach(let id): .data { room, timeout throws(CowatchError) in try await room.detach(id, timeout: timeout) }
+        case .fetch(let id, let path, let force):
+            .data { room, _ throws(CowatchError) in try await room.fetch(id, to: path, replacing: force) }
+        case .getProperty, .quit: nil
+        }
+    }
+}
+
+extension RoomRoute {
+    /// A route that runs `body` and answers with the status.
+    static func status(
+        _ body: @escaping @Sendable (_ room: RoomSession, _ timeout: Double) async throws(CowatchError) -> Void
+    ) -> RoomRoute {
+        RoomRoute { room, timeout throws(CowatchError) in
+            try await body(room, timeout)
+            return .status
+        }
+    }
+
+    /// A route whose answer is what `body` returns.
+    static func data(
+        _ body: @escaping @Sendable (_ room: RoomSession, _ timeout: Double) async throws(CowatchError) -> JSONValue
+    ) -> RoomRoute {
+        RoomRoute { room, timeout throws(CowatchError) in .data(try await body(room, timeout)) }
+    }
+}

@@ -25,12 +25,11 @@ extension RoomSession {
     /// After a connection: `.connect(now)` when it ended in a redirect to follow (the session
     /// machine is not told: we are still on our way in); nil otherwise, with the route back at
     /// our own server. Too many redirects in a row count as a lost link (with its backoff).
-    func followRedirect(_ end: inout GroupSessionMachine.ConnectionEnd) -> GroupSessionMachine.Next? {
-        guard let target = redirect else {
+    func followRedirect(_ outcome: LinkOutcome, _ end: inout GroupSessionMachine.ConnectionEnd) -> GroupSessionMachine.Next? {
+        guard case .redirected(let target) = outcome else {
             route.connectionEnded()
             return nil
         }
-        redirect = nil
         switch route.redirected(to: target, fingerprint: coordinator.serverFingerprint ?? "") {
         case .follow:
             logger.debug("following the cluster's redirect", metadata: ["cowatch.room.server": "\(RoomPlacement.text(of: target))"])

@@ -107,7 +107,7 @@ extension RoomSession {
             throw CowatchError(.unsupported, "the room server keeps no attachments (it runs with --no-attachments, or is older)")
         }
         let security: RoomConnection.Security = room.tls
-            ? .tls(expected: CertificateFingerprint(text: linkFingerprint) ?? room.fingerprint, knownHosts: nil) : .plaintext
+            ? .tls(expected: CertificateFingerprint(text: link?.fingerprint ?? "") ?? room.fingerprint, knownHosts: nil) : .plaintext
         // The server this session is joined to (in a cluster, the one that hosts the room).
         return TransferClient.Endpoint(
             host: route.target.host, port: route.target.port, security: security, room: room.room, name: configuration.name,

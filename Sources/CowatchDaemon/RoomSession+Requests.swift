@@ -82,7 +82,7 @@ extension RoomSession {
     /// `leave`: stop following the group; the player stays where it is; the others hear "left".
     func leave(timeout: Double) async throws(CowatchError) {
         try machine.checkLeave()
-        leaveRequested = true
+        mailbox.post(.leave)
         try await waitForSession(timeout: timeout) { $0.reason == .left }
     }
 
@@ -90,8 +90,7 @@ extension RoomSession {
     /// Errors: `timeout`; the server's refusal (`name-taken`, `kicked`, …) as soon as it comes.
     func join(timeout: Double) async throws(CowatchError) {
         if try machine.join(now: clock.now()) != nil {
-            joinRequested = true
-            joinSignal?.resume(())
+            mailbox.post(.join)
             lastRefusal = nil
             publishSession()
         } else if machine.state == .joined {

@@ -38,7 +38,7 @@ extension RoomSession {
     private func serverRequest(
         _ request: RoomRequestTracker.Kind, kind: PendingRequests.Kind, timeout: Double
     ) async throws(CowatchError) {
-        guard isJoined, send != nil else {
+        guard isJoined, link != nil else {
             throw CowatchError(.notInRoom, "not in the room (\(machine.state.name))")
         }
         let asked = coordinator.ask(request)

@@ -28,24 +28,15 @@ actor RoomSession {
     /// What the rest of the daemon (the controller, outside this actor) sees of the room:
     /// written only by `publishSession()` and `perform`, from `machine` and the group timeline.
     nonisolated let view = Locked(RoomView())
-    /// The connection's writer while one is up (not a state: `isJoined` says whether to use it).
-    var send: RoomConnection.Send?
+    /// The connection while one is up (not a state: `isJoined` says whether to use it).
+    var link: RoomLink?
     var publishedSession: SessionState?
-    var leaveRequested = false
-    var joinRequested = false
-    /// Wakes the room loop when `join` is asked for while it waits (out of the room, or
-    /// backing off before a reconnect).
-    var joinSignal: Reply<Void>?
+    /// `join` and `leave` on their way to the loop.
+    let mailbox = LoopMailbox()
     /// Callers of `waitForSession`, woken on every session change to look again.
     var sessionWatchers: [Reply<Void>] = []
-    /// How the current connection is to end, once a server message decided it (someone ended
-    /// the activity, the server refused or removed us): the connection loop ends with it.
-    var linkOutcome: LinkOutcome?
-    /// When the server last said anything: a server that goes silent (frozen, a half-open link)
-    /// is left after `RoomSession.silenceLimit` and reconnected to.
-    var lastHeardAt = 0.0
-    /// When this connection came up: the handshake must be done within the same limit.
-    var connectedAt = 0.0
+    /// A server silent this long (frozen, a half-open link), or a handshake not done in it, is
+    /// left and reconnected to.
     static let silenceLimit = 15.0
     /// The host printed its invite link (once, at its first join; on a terminal only, never a journal).
     var invitePrinted = false
@@ -69,12 +60,9 @@ actor RoomSession {
     var journal = DaemonJournal()
     /// Subtitle attachments to fetch and add to the player, in order (bounded).
     nonisolated let subtitleQueue = AsyncStream.makeStream(of: Attachment.self, bufferingPolicy: .bufferingNewest(64))
-    /// The room server's certificate as this connection verified it (pinned for transfers).
-    var linkFingerprint = ""
     /// Where the next connection goes: our server, or the cluster server it redirected us to
-    /// (see RoomSession+Cluster.swift); `redirect` is the one just received.
+    /// (see RoomSession+Cluster.swift).
     var route: ClusterRoute
-    var redirect: Endpoint?
 
     /// Roles given or taken (op/deop notices) since the last participant list, which arrives
     /// only once a second: an operator's switch right after its op is judged by its new role.
@@ -165,15 +153,16 @@ actor RoomSession {
                 return .quit
             case .stayOut:
                 // Out of the room on purpose: wait for `join`.
-                while !joinRequested && !Task.isCancelled { await waitForJoinRequest(timeout: 3600) }
-                joinRequested = false
+                guard await mailbox.take(.join, until: .infinity, on: clock) else { continue }
                 next = .connect(at: clock.now())
                 continue
             case .connect(let at):
                 // Backing off; `join` retries at once.
-                let wait = at - clock.now()
-                if wait > 0, !joinRequested { await waitForJoinRequest(timeout: wait) }
-                joinRequested = false
+                if at > clock.now() {
+                    _ = await mailbox.take(.join, until: at, on: clock)
+                } else {
+                    _ = mailbox.takeNow(.join)  // connecting now anyway
+                }
             }
             guard !Task.isCancelled else { break }
             guard machine.connecting() else {
@@ -181,17 +170,17 @@ actor RoomSession {
                 continue
             }
             publishSession()
-            var end = await connectOnce()
-            send = nil
-            if leaveRequested { redirect = nil }  // leaving wins over a redirect
-            if let follow = followRedirect(&end) {
+            let outcome = await connectOnce()
+            link = nil
+            var end = connectionEnd(outcome)
+            // Asked to leave and the link dropped before the bye: that is still a leave, and
+            // leaving wins over a redirect.
+            if mailbox.takeNow(.leave) {
+                end = .left
+                route.connectionEnded()
+            } else if let follow = followRedirect(outcome, &end) {
                 next = follow
                 continue
-            }
-            if leaveRequested {
-                // Asked to leave and the link dropped before the bye: that is still a leave.
-                leaveRequested = false
-                end = .left
             }
             playerSide.forgetSeeks()
             if end == .lost, isJoined {
@@ -214,16 +203,8 @@ actor RoomSession {
         return nil
     }
 
-    /// Sleeps until `join` is asked for, or `timeout` seconds, or cancellation.
-    private func waitForJoinRequest(timeout: Double) async {
-        let signal = Reply<Void>()
-        joinSignal = signal
-        await signal.wait(timeout: timeout, orElse: ())
-        joinSignal = nil
-    }
-
     /// One connection, from connect to close; says how it ended.
-    private func connectOnce() async -> GroupSessionMachine.ConnectionEnd {
+    private func connectOnce() async -> LinkOutcome {
         do {
             // The invite's other addresses, unless a cluster server sent us elsewhere.
             let alternates = route.target.host == room.serverHost && route.target.port == room.serverPort ? room.alternates : []
@@ -242,9 +223,9 @@ actor RoomSession {
             ) { inbound, send, fingerprint in
                 await self.session(inbound: inbound, send: send, fingerprint: fingerprint)
             }
-            return connectionEnd(outcome)
+            return outcome
         } catch {
-            return connectionEnd(.lost(error))
+            return .lost(error)
         }
     }
 
@@ -256,9 +237,8 @@ actor RoomSession {
             return .left
         case .ended(let by):
             return .ended(by: by)
-        case .redirected(let target):
-            redirect = target
-            return .lost
+        case .redirected:
+            return .lost  // followed by the loop (`followRedirect`)
         case .refused(let failure) where failure.code != .serverBusy && failure.code != .serverFull:
             return .refused(failure)
         case .refused(let failure):
@@ -326,16 +306,18 @@ actor RoomSession {
     private func session(
         inbound: AsyncThrowingStream<RoomConnection.Arrival, any Error>, send: @escaping RoomConnection.Send, fingerprint: String
     ) async -> LinkOutcome {
-        self.send = send
-        linkFingerprint = fingerprint
-        linkOutcome = nil
-        lastHeardAt = clock.now()
-        connectedAt = lastHeardAt
+        link = RoomLink(send: send, fingerprint: fingerprint, now: clock.now())
         adoptKeptToken(fingerprint: fingerprint)
         perform(coordinator.connected(now: clock.now(), fingerprint: fingerprint))
         // Two loops; whichever ends first (the link drops, the server refuses, or we leave) ends both.
         return await withTaskGroup(of: LinkOutcome.self) { group in
             group.addTask { await self.tickLoop() }
+            group.addTask {
+                // `leave` ends the connection at once, with a bye.
+                guard await self.mailbox.take(.leave, until: .infinity, on: self.clock) else { return .lost(CancellationError()) }
+                await self.sayBye()
+                return .left
+            }
             group.addTask {
                 do {
                     for try await arrival in inbound {
@@ -354,7 +336,7 @@ actor RoomSession {
     /// `at`: when the message's bytes were read from the socket (a clock probe's t4).
     /// Nil while the connection goes on; else how it ends.
     private func received(_ message: ServerMessage, at: Double) -> LinkOutcome? {
-        lastHeardAt = clock.now()
+        link?.lastHeardAt = clock.now()
         if let outcome = clusterReceived(message) { return outcome }
         let actions = coordinator.received(message, now: at)
         perform(actions)
@@ -363,7 +345,11 @@ actor RoomSession {
             // every player then follows within the message's own delivery, not up to a tick later.
             reconcileNow()
         }
-        return linkOutcome
+        return link?.outcome
+    }
+
+    private func sayBye() {
+        link?.send(.bye)
     }
 
     /// The session's clock: wakes every tick interval, or just in time for a scheduled start or
@@ -416,16 +402,12 @@ actor RoomSession {
     private func tick(wokeFor: Double? = nil) -> LinkOutcome? {
         playerSide.transitionInstant = wokeFor
         defer { playerSide.transitionInstant = nil }
-        if leaveRequested {
-            leaveRequested = false
-            send?(.bye)
-            return .left
-        }
         let now = clock.now()
-        if !coordinator.isJoined, now - connectedAt > Self.silenceLimit {
+        guard let link else { return nil }
+        if !coordinator.isJoined, now - link.connectedAt > Self.silenceLimit {
             return .lost(CowatchError(.ioError, "the room server did not let us in within \(Int(Self.silenceLimit)) s"))
         }
-        if now - lastHeardAt > Self.silenceLimit {
+        if now - link.lastHeardAt > Self.silenceLimit {
             // No welcome, no time replies, no participant lists: the server is gone or frozen.
             return .lost(CowatchError(.ioError, "the room server said nothing for \(Int(Self.silenceLimit)) s"))
         }
@@ -467,7 +449,7 @@ actor RoomSession {
         for action in actions {
             switch action {
             case .send(let message):
-                send?(message)
+                link?.send(message)
             case .player(let command):
                 apply(command)
             case .notice(let notice):
@@ -484,7 +466,7 @@ actor RoomSession {
                 showRefusal(error)
             case .joined(let welcome):
                 machine.welcomed()
-                keepToken(fingerprint: linkFingerprint)
+                keepToken(fingerprint: link?.fingerprint ?? "")
                 // The server sends the room's attachments again after each welcome.
                 journal.attachments = []
                 lastRefusal = nil
@@ -498,7 +480,7 @@ actor RoomSession {
             case .activity(let activity):
                 activityChanged(activity)
             case .ended(let by):
-                linkOutcome = .ended(by: by)
+                link?.outcome = .ended(by: by)
                 publish(Notice(actor: by, action: .end))
             case .participants:
                 recentRoles = [:]
@@ -521,7 +503,7 @@ actor RoomSession {
             case .attachmentRemoved(let id, let by):
                 attachmentRemoved(id, by: by)
             case .failed(let error):
-                linkOutcome = .refused(error)
+                link?.outcome = .refused(error)
                 if error.code == .kicked {
                     // "alice removed you from room movie-night": the session becomes removed(kicked).
                     logger.warning("\(error.message)")

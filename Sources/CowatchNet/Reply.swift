@@ -48,6 +48,22 @@ public final class Reply<Value: Sendable>: Sendable {
         }
     }
 
+    /// The value, or `orElse` once `clock` reaches `deadline` (never, for an infinite one) or on
+    /// cancellation.
+    public func wait(until deadline: Double, on clock: any MonotonicClock, orElse: Value) async -> Value {
+        await withTaskGroup(of: Value.self) { group in
+            group.addTask { await self.value(orElse: orElse) }
+            group.addTask {
+                try? await clock.sleep(until: deadline)
+                self.resume(orElse)
+                return orElse
+            }
+            let first = await group.next() ?? orElse
+            group.cancelAll()
+            return first
+        }
+    }
+
     private func value(orElse: Value) async -> Value {
         await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in

@@ -42,12 +42,13 @@ public struct SystemClock: MonotonicClock {
 
     public func now() -> Double { Self.monotonicSeconds() }
 
+    /// An infinite `deadline` sleeps until cancelled.
     public func sleep(until deadline: Double) async throws {
-        let left = deadline - Self.monotonicSeconds()
-        if left > 0 {
-            try await Task.sleep(for: .seconds(left))
-        } else {
-            try Task.checkCancellation()
+        while true {
+            let left = deadline - Self.monotonicSeconds()
+            guard left > 0 else { return try Task.checkCancellation() }
+            // In bounded steps: a `Duration` cannot hold an infinite or huge wait.
+            try await Task.sleep(for: .seconds(min(left, 3600)))
         }
     }
 

@@ -127,8 +127,8 @@ struct GroupSessionMachineTests {
         #expect(whileGone == .connect(at: 2.1))
     }
 
-    @Test("refusals that retrying cannot fix stop the daemon with their reason", arguments: [
-        CowatchError.Code.nameTaken, .authFailed, .roomFull, .unsupportedVersion,
+    @Test("first-join refusals that only a restart fixes stop the daemon with their reason", arguments: [
+        CowatchError.Code.unsupportedVersion, .certificateMismatch, .unsafePath, .invalidInvite,
     ])
     func fatal(code: CowatchError.Code) {
         var machine = GroupSessionMachine()
@@ -189,8 +189,8 @@ struct GroupSessionMachineTests {
         #expect(machine.state == .joined)
     }
 
-    @Test("a refusal on a reconnect (a changed secret) leaves the daemon up, out of the room; join then says to restart it", arguments: [CowatchError.Code.authFailed, .unsupportedVersion])
-    func authFailedOnReconnect(code: CowatchError.Code) {
+    @Test("a refusal on a reconnect that only a restart fixes leaves the daemon up, out of the room; join then says to restart it", arguments: [CowatchError.Code.unsupportedVersion, .invalidInvite])
+    func restartOnlyOnReconnect(code: CowatchError.Code) {
         var machine = joined()
         _ = machine.connectionEnded(.lost, now: 0)
         _ = machine.connecting()
@@ -200,12 +200,38 @@ struct GroupSessionMachineTests {
         #expect(throws: CowatchError(.notInRoom, "")) { try machine.join(now: 2) }
     }
 
-    @Test("a refusal on the first join stops the daemon with the server's message")
+    @Test("a refusal on the first join that only a restart fixes stops the daemon with the server's message")
     func refusedFirstJoin() {
         var machine = GroupSessionMachine(configuration: .init())
         _ = machine.connecting()
-        let error = CowatchError(.authFailed, "wrong secret")
+        let error = CowatchError(.unsupportedVersion, "this server speaks protocol 2")
         #expect(machine.connectionEnded(.refused(error), now: 1) == .stop(error))
+    }
+
+    @Test("a taken name, someone else's room (another secret) or a full room on the first join: up, out of the room; join tries again", arguments: [
+        CowatchError.Code.nameTaken, .authFailed, .roomFull,
+    ])
+    func squattedFirstJoin(code: CowatchError.Code) throws {
+        var machine = GroupSessionMachine(configuration: .init())
+        _ = machine.connecting()
+        #expect(machine.connectionEnded(.refused(CowatchError(code, "no")), now: 1) == .stayOut)
+        #expect(machine.state == .invalidated(.refused(code)))
+        let retry = try machine.join(now: 2)
+        #expect(retry == .connect(at: 2))
+        _ = machine.connecting()
+        machine.welcomed()
+        #expect(machine.state == .joined)
+    }
+
+    @Test("a changed secret on a reconnect leaves the daemon up, out of the room; join tries again")
+    func authFailedOnReconnect() throws {
+        var machine = joined()
+        _ = machine.connectionEnded(.lost, now: 0)
+        _ = machine.connecting()
+        #expect(machine.connectionEnded(.refused(CowatchError(.authFailed, "wrong secret")), now: 1) == .stayOut)
+        #expect(machine.state == .invalidated(.refused(.authFailed)))
+        let retry = try machine.join(now: 2)
+        #expect(retry == .connect(at: 2))
     }
 
     @Test("kicked: removed(kicked), the daemon stays up and may try to join again")

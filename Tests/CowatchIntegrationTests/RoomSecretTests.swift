@@ -5,13 +5,14 @@ import Foundation
 import Testing
 
 /// Room secrets with real processes: the creator's secret guards the room; the right secret
-/// joins, a wrong or missing one is refused (`auth-failed`) and that daemon exits with one line;
+/// joins, a wrong or missing one is refused (`auth-failed`) and that daemon stays up, out of the
+/// room, with one line saying it may be someone else's room (issue 22 item 2);
 /// the secret never shows in status, events or logs; a secret file others may read is refused.
 @Suite("Room secrets", .serialized)
 struct RoomSecretTests {
     static let secret = "correct horse battery staple"
 
-    @Test("the right secret joins; a wrong or missing one gets auth-failed, exit 1 and one line naming it")
+    @Test("the right secret joins; a wrong or missing one gets auth-failed: up, out of the room, one line naming it and what to do")
     func guardedRoom() throws {
         let media = try TestMedia.audioVideo()
         let viewers = try DaemonRoom(media: media, room: "vault")
@@ -26,15 +27,24 @@ struct RoomSecretTests {
 
         let wrongFile = try writeSecretFile("not the right one", in: directory, name: "wrong.secret")
         let wrong = try DaemonProcess(
-            name: "eve", media: media, extraArguments: room + ["--room-secret-file", wrongFile], waitUntilReady: false)
-        let none = try DaemonProcess(name: "mal", media: media, extraArguments: room, waitUntilReady: false)
+            name: "eve", media: media, extraArguments: room + ["--room-secret-file", wrongFile])
+        let none = try DaemonProcess(name: "mal", media: media, extraArguments: room)
+        defer {
+            wrong.terminate()
+            none.terminate()
+        }
         for (daemon, words) in [(wrong, "wrong secret"), (none, "needs its secret")] {
-            #expect(daemon.waitForExit(timeout: 30) == 1, "\(daemon.name) should exit 1:\n\(daemon.stderr)")
+            // Refused, still up with its player: out of the room, and `join` may try again.
+            let out = try daemon.client().waitForStatus(timeout: 30) { $0.room?.reason == "auth-failed" }
+            #expect(out.room?.session == "invalidated")
+            #expect(out.duration != nil, "\(daemon.name)'s player has its film")
             // Besides the one line of the refusal: the first trust of the server's key, said once.
             let lines = stderrLines(daemon).filter { !$0.contains("first connection to") }
             #expect(lines.count == 1, "\(daemon.name): \(lines)")
             #expect(lines.first?.contains("auth-failed") == true && lines.first?.contains(words) == true, "\(lines)")
-            #expect(lines.first?.hasPrefix("cowatchd: ") == true)
+            #expect(lines.first?.contains("someone else's room") == true, "\(lines)")
+            #expect(throws: CowatchError(.authFailed, "")) { try daemon.client().request(.join) }
+            #expect(daemon.process.isRunning)
         }
         #expect(try viewers.clients[0].request(.getParticipants).arrayValue?.count == 2)
 

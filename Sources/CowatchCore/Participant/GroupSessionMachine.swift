@@ -110,9 +110,10 @@ public struct GroupSessionMachine: Sendable {
         case .refused(let error):
             if SessionEndReason.fatalCodes.contains(error.code) {
                 state = .invalidated(.refused(error.code))
-                // Mid-film a refusal never closes the player: out of the room, still playing.
-                // Only the first join's refusal stops the daemon, with the server's message.
-                return hasJoined ? .stayOut : .stop(error)
+                // A refusal never closes the player: out of the room, still playing. Only a first
+                // join's refusal that nothing but a restart fixes (a version, a key, a file of
+                // ours) stops the daemon, with the server's message.
+                return hasJoined || SessionEndReason.retryableCodes.contains(error.code) ? .stayOut : .stop(error)
             }
             state = .invalidated(.removed(error.code))
             return .stayOut
@@ -151,8 +152,8 @@ public struct GroupSessionMachine: Sendable {
         }
     }
 
-    /// A refusal that `join` may try again: a taken name or a full room, once we have been in.
+    /// A refusal that `join` may try again (`SessionEndReason.retryableCodes`).
     private func mayRetry(_ code: CowatchError.Code) -> Bool {
-        hasJoined && SessionEndReason.retryableCodes.contains(code)
+        SessionEndReason.retryableCodes.contains(code)
     }
 }

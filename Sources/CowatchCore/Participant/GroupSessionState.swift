@@ -35,14 +35,17 @@ public enum SessionEndReason: Sendable, Hashable {
         }
     }
 
-    /// Refusals that retrying cannot fix: on the first join the daemon stops with the server's
-    /// message; after it has been in the room it stays up, out of the room, player open.
+    /// Refusals that an automatic retry cannot fix: the daemon stays out of the room (player open)
+    /// rather than knocking again; only those that nothing but a restart can fix stop it, and only
+    /// on its first join.
     public static let fatalCodes: Set<CowatchError.Code> = [
         .nameTaken, .unsupportedVersion, .authFailed, .roomFull, .certificateMismatch, .unsafePath, .invalidInvite,
     ]
-    /// Of those, the ones that may pass (someone leaves, frees the name): after this daemon has
-    /// been in the room they leave it out of the room, still running, and `join` tries again.
-    public static let retryableCodes: Set<CowatchError.Code> = [.nameTaken, .roomFull]
+    /// Of those, the ones that may pass, first join or not: someone else holds the name (they may
+    /// leave, or its hold may lapse), the room is full, or the room of that name has another
+    /// secret (someone else's room, which may end; or a mistyped secret). The daemon stays up, out
+    /// of the room, says how to get in, and `join` tries again.
+    public static let retryableCodes: Set<CowatchError.Code> = [.nameTaken, .roomFull, .authFailed]
 }
 
 /// A daemon's session in its room: `waiting` → `joined` → `invalidated(reason)`.

@@ -99,9 +99,12 @@ let package = Package(
             swiftSettings: strict
         ),
         // Real processes, real media and skew measurement, for integration tests and the benchmark.
-        .target(name: "CowatchTestSupport", dependencies: ["CowatchClient", "CowatchCore", "CowatchObserver"], swiftSettings: strict),
+        .target(
+            name: "CowatchTestSupport", dependencies: ["CowatchClient", "CowatchCore", "CowatchObserver", "CowatchTesting"],
+            swiftSettings: strict),
         // What the daemon's logic is tested with: a manual clock and a simulated player (as
-        // HummingbirdTesting is to Hummingbird).
+        // HummingbirdTesting is to Hummingbird), and the scenario API that runs in process or
+        // against real processes (CowatchTestSupport implements it on those).
         .target(name: "CowatchTesting", dependencies: ["CowatchCore", "CowatchMpv"], swiftSettings: strict),
         // The independent observer: reads players through mpv's own IPC (never the daemons) and
         // measures how far apart they are; for the benchmark and the integration tests.
@@ -147,7 +150,9 @@ let package = Package(
         ),
         .testTarget(
             name: "CowatchIntegrationTests",
-            dependencies: ["CowatchTestSupport", "CowatchObserver", "CowatchClient", "CowatchCore", "CowatchNet"],
+            dependencies: [
+                "CowatchTestSupport", "CowatchTesting", "CowatchObserver", "CowatchClient", "CowatchCore", "CowatchNet",
+            ],
             swiftSettings: strict
         ),
     ]

@@ -104,9 +104,10 @@ public enum Daemon {
                     services.append(.init(service: server))
                 }
                 let session = RoomSession(
-                    player: player, configuration: configuration, room: room, media: controller.media,
-                    events: hub, logger: logger, probe: .mpv(options: configuration.mpvOptions, logger: logger))
-                let playerEvents = await controller.attach(room: session)
+                    player: controller.roomPlayer, subtitles: SubtitleTracks(player), configuration: configuration,
+                    room: room, media: controller.media, events: hub, logger: logger,
+                    probe: .mpv(options: configuration.mpvOptions, logger: logger))
+                await controller.attach(room: session)
                 if let port = room.hostPort, room.portMapping != .off {
                     // Friends on the internet reach a host at home only through its router.
                     var mapping = PortMapperService.Settings(mode: room.portMapping, internalPort: port)
@@ -118,7 +119,7 @@ public enum Daemon {
                 }
                 // Returning normally means "quit" (someone ended the activity and on-end is quit).
                 services.append(.init(
-                    service: RoomSessionService(session: session, playerEvents: playerEvents),
+                    service: RoomSessionService(session: session),
                     successTerminationBehavior: .gracefullyShutdownGroup))
             }
             services += [
@@ -164,22 +165,17 @@ struct PlayerLifetimeService: Service {
     }
 }
 
-/// Runs the room session (and feeds it player events) until graceful shutdown, or until the
-/// activity ends and on-end is quit; leaving the room is closing the connection, which the server
-/// announces as "leave".
+/// Runs the room session (the controller hands it the player's events) until graceful shutdown,
+/// or until the activity ends and on-end is quit; leaving the room is closing the connection,
+/// which the server announces as "leave".
 struct RoomSessionService: Service {
     let session: RoomSession
-    let playerEvents: AsyncStream<MpvEvent>
 
     /// Throws the server's refusal (e.g. `name-taken`), which ends the daemon with that message;
     /// returns when the activity ended and on-end is quit (the group then shuts down).
     func run() async throws {
         let outcome: RoomSession.Outcome? = await cancelWhenGracefulShutdown { () async -> RoomSession.Outcome? in
             await withTaskGroup(of: RoomSession.Outcome?.self) { group -> RoomSession.Outcome? in
-                group.addTask {
-                    await session.consume(playerEvents)
-                    return nil
-                }
                 group.addTask { await session.run() }
                 group.addTask {
                     await session.runSubtitleFetches()

@@ -20,12 +20,12 @@ final class MediaLoader: Sendable {
         var started: Int64?
     }
 
-    private let player: any MediaPlayer
+    private let player: any RoomPlayer
     private let state: Locked<State>
     /// The clock load deadlines run on (the daemon's).
     let clock: any MonotonicClock
 
-    init(player: any MediaPlayer, url: String, clock: any MonotonicClock) {
+    init(player: any RoomPlayer, url: String, clock: any MonotonicClock) {
         self.player = player
         self.clock = clock
         self.state = Locked(State(url: url))
@@ -34,22 +34,18 @@ final class MediaLoader: Sendable {
     /// The media the player has, or is loading.
     var current: String { state.withLock { $0.url } }
 
-    /// `loadfile URL replace`. Throws mpv's refusal (loading errors arrive later, as events).
+    /// Replaces the player's media (`RoomPlayer.load`). Throws mpv's refusal (loading errors
+    /// arrive later, as events).
     func load(_ url: String) throws(MpvError) {
         // Under the lock, so no event of the new entry is judged before its id is known
         // (mpv only queues the load: this is quick, and mpv never waits for our lock).
         let outcome = state.withLock { (state: inout State) -> Result<Void, MpvError> in
             state.url = url
-            let result: MpvNode
             do throws(MpvError) {
-                result = try player.commandReturning(["loadfile", url, "replace"])
+                // nil from an mpv without entry ids: nothing is judged stale.
+                state.requested = try player.load(url)
             } catch {
                 return .failure(error)
-            }
-            if case .map(let fields) = result, case .int64(let entry)? = fields["playlist_entry_id"] {
-                state.requested = entry
-            } else {
-                state.requested = nil  // an mpv without entry ids: nothing is judged stale
             }
             return .success(())
         }

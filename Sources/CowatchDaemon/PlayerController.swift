@@ -7,7 +7,9 @@ import Logging
 /// carries out control requests.
 ///
 /// Threading: an actor; `runEvents()` is its event loop and must be running for `open()` and
-/// seeks to complete.
+/// seeks to complete. It is the only reader of the player's events, and hands each one to the
+/// room session (when attached) before taking the next: nothing is queued between them. The
+/// session never awaits this actor, so the two cannot wait on each other.
 public actor PlayerController: ControlRequestHandler {
     let player: any MediaPlayer
     let configuration: DaemonConfiguration
@@ -30,36 +32,41 @@ public actor PlayerController: ControlRequestHandler {
     private var stopWaiting = false
     private var endWaiters: [CheckedContinuation<Void, Never>] = []
     private var room: RoomSession?
-    private var roomEvents: AsyncStream<MpvEvent>.Continuation?
-    /// Player events taken in, and passed on to the room session: a test on a manual clock waits
-    /// for the daemon to catch up with its player before it moves time on.
+    /// Player events taken in (counted once handled here and, when passed on, by the room
+    /// session too), and those passed on: a test on a manual clock waits for the daemon to catch
+    /// up with its player before it moves time on.
     private(set) var eventsHandled = 0
     private(set) var eventsForwarded = 0
     /// Loads media and knows which file the player has: `--media`, until switched (`open`).
     nonisolated let media: MediaLoader
+    /// The same player as the room session commands and reads it (`MpvRoomPlayer` over `player`
+    /// unless given): media loads go through it too.
+    nonisolated let roomPlayer: any RoomPlayer
 
     /// The daemon's one clock: deadlines and stamps (a manual one in tests).
     nonisolated let clock: any MonotonicClock
 
+    /// - Parameter roomPlayer: the room's seam to `player`; nil: `MpvRoomPlayer(player)` (a
+    ///   simulated player passes itself).
     public init(
-        player: any MediaPlayer, configuration: DaemonConfiguration, events: EventHub, logger: Logger,
-        clock: any MonotonicClock = SystemClock()
+        player: any MediaPlayer, roomPlayer: (any RoomPlayer)? = nil, configuration: DaemonConfiguration,
+        events: EventHub, logger: Logger, clock: any MonotonicClock = SystemClock()
     ) {
         self.player = player
+        let roomPlayer = roomPlayer ?? MpvRoomPlayer(player)
+        self.roomPlayer = roomPlayer
         self.clock = clock
         self.configuration = configuration
         self.events = events
         self.logger = logger
-        self.media = MediaLoader(player: player, url: configuration.media, clock: clock)
+        self.media = MediaLoader(player: roomPlayer, url: configuration.media, clock: clock)
     }
 
     /// Puts the player under a room's control: playback commands become group actions, and the
-    /// session sees every player event (in order) to tell its own changes from the user's.
-    func attach(room: RoomSession) -> AsyncStream<MpvEvent> {
+    /// session is handed every player event from now on (in order, by `runEvents`) to tell its own
+    /// changes from the user's.
+    func attach(room: RoomSession) {
         self.room = room
-        let (stream, continuation) = AsyncStream.makeStream(of: MpvEvent.self)
-        roomEvents = continuation
-        return stream
     }
 
     /// Called for the `quit` command and when mpv goes away.
@@ -125,10 +132,9 @@ public actor PlayerController: ControlRequestHandler {
     /// Consumes player events until the player shuts down.
     public func runEvents() async {
         for await event in player.events {
-            handle(event)
+            await handle(event)
         }
         playerEnded = true
-        roomEvents?.finish()
         if var running = startup {
             let actions = running.playerGone()
             startup = running
@@ -153,13 +159,20 @@ public actor PlayerController: ControlRequestHandler {
         endWaiters = []
     }
 
-    private func handle(_ event: MpvEvent) {
-        eventsHandled += 1
+    /// Passes `event` to the room session first (its reactions are the time-critical ones), then
+    /// takes it in here. Stale events (of a replaced file) reach neither.
+    private func handle(_ event: MpvEvent) async {
+        defer { eventsHandled += 1 }
         if media.isStale(event) { return }
-        if let roomEvents {
+        if let room {
             eventsForwarded += 1
-            roomEvents.yield(event)
+            // Synchronous on the session: it waits at most for the actor's turn.
+            await room.playerEvent(event)
         }
+        take(event)
+    }
+
+    private func take(_ event: MpvEvent) {
         switch event {
         case .fileLoaded:
             startup?.fileWasLoaded()

@@ -36,7 +36,7 @@ extension ControlCommand {
             // Waits for the server to accept the switch, not for everyone to load it.
             .status { room, timeout throws(CowatchError) in try await room.request(self, seekTimeout: timeout) }
         case .getStatus: .status { _, _ in }
-        case .getParticipants: .data { room, _ in await room.participantsJSON() }
+        case .getParticipants: .reply { room, _ in await room.participantsReply() }
         case .leave: .status { room, timeout throws(CowatchError) in try await room.leave(timeout: timeout) }
         case .join: .status { room, timeout throws(CowatchError) in try await room.join(timeout: timeout) }
         case .end: .status { room, timeout throws(CowatchError) in try await room.end(timeout: timeout) }
@@ -46,22 +46,22 @@ extension ControlCommand {
             .status { room, timeout throws(CowatchError) in try await room.setRole(of: name, to: role, timeout: timeout) }
         case .kick(let name): .status { room, timeout throws(CowatchError) in try await room.kick(name, timeout: timeout) }
         case .acceptOpen: .status { room, _ throws(CowatchError) in try await room.acceptOpen() }
-        case .getInvite(let host): .data { room, _ throws(CowatchError) in try await room.inviteReply(host: host) }
+        case .getInvite(let host): .reply { room, _ throws(CowatchError) in try await room.inviteReply(host: host) }
         case .chat(let text):
             .data { room, timeout throws(CowatchError) in
                 try await room.chat(text, timeout: timeout)
                 return .null
             }
-        case .getChat: .data { room, _ in await room.chatJSON() }
-        case .showRoom: .data { room, _ in ["text": .string(await room.showRoomLine())] }
+        case .getChat: .reply { room, _ in await room.chatReply() }
+        case .showRoom: .reply { room, _ in ShowRoomReply(text: await room.showRoomLine()) }
         case .sendMessage(let message):
-            .data { room, timeout throws(CowatchError) in try await room.sendMessage(message, timeout: max(10, timeout)) }
+            .reply { room, timeout throws(CowatchError) in try await room.sendMessage(message, timeout: max(10, timeout)) }
         case .attach(let path, let name, let meta):
-            .data { room, _ throws(CowatchError) in try await room.attach(path: path, name: name, meta: meta) }
-        case .getAttachments: .data { room, _ in await room.attachmentsJSON() }
-        case .detach(let id): .data { room, timeout throws(CowatchError) in try await room.detach(id, timeout: timeout) }
+            .reply { room, _ throws(CowatchError) in try await room.attach(path: path, name: name, meta: meta) }
+        case .getAttachments: .reply { room, _ in await room.attachmentsReply() }
+        case .detach(let id): .reply { room, timeout throws(CowatchError) in try await room.detach(id, timeout: timeout) }
         case .fetch(let id, let path, let force):
-            .data { room, _ throws(CowatchError) in try await room.fetch(id, to: path, replacing: force) }
+            .reply { room, _ throws(CowatchError) in try await room.fetch(id, to: path, replacing: force) }
         case .getProperty, .quit: nil
         }
     }
@@ -76,6 +76,13 @@ extension RoomRoute {
             try await body(room, timeout)
             return .status
         }
+    }
+
+    /// A route whose answer is the typed reply `body` returns, as its one codec writes it.
+    static func reply<Reply: ControlReplyData>(
+        _ body: @escaping @Sendable (_ room: RoomSession, _ timeout: Double) async throws(CowatchError) -> Reply
+    ) -> RoomRoute {
+        RoomRoute { room, timeout throws(CowatchError) in .data(try await body(room, timeout).json) }
     }
 
     /// A route whose answer is what `body` returns.

@@ -67,10 +67,8 @@ extension RoomSession {
 
     /// `get_invite`'s reply: the link, and when hosting, whether friends can reach it.
     /// Errors: as `invite(host:)`.
-    func inviteReply(host: String?) throws(CowatchError) -> JSONValue {
-        var reply: [String: JSONValue] = ["invite": .string(try invite(host: host).text)]
-        if let reachability = reachabilityStatus() { reply["reachability"] = reachability.json }
-        return .object(reply)
+    func inviteReply(host: String?) throws(CowatchError) -> InviteReply {
+        InviteReply(invite: try invite(host: host).text, reachability: reachabilityStatus())
     }
 
     /// Hosting: what the port mapper found. The first settled answer is said to the person in

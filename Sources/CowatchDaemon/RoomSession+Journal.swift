@@ -55,10 +55,7 @@ extension RoomSession {
 
     /// Removes the subtitle track added from `file` (detached for everyone).
     private func removeSubtitles(_ file: String) {
-        guard case .array(let tracks)? = try? player.getNode("track-list") else { return }
-        for case .map(let track) in tracks where track["external-filename"] == .string(file) {
-            if case .int64(let id)? = track["id"] { try? player.command(["sub-remove", String(id)]) }
-        }
+        subtitles.remove(file: file)
         try? FileManager.default.removeItem(atPath: file)
     }
 
@@ -69,21 +66,21 @@ extension RoomSession {
     // MARK: Requests
 
     /// `get_attachments`: the room's attachments, oldest first.
-    func attachmentsJSON() -> JSONValue {
-        .array(journal.attachments.map { .object($0.controlFields) })
+    func attachmentsReply() -> AttachmentsReply {
+        AttachmentsReply(attachments: journal.attachments)
     }
 
     /// `detach`: removes an attachment for everyone; returns once the server did.
     /// Errors: `not-in-room`, `unsupported`, `not-found`, `invalid-argument` (an ambiguous
     /// prefix), `not-permitted`, `timeout`.
-    func detach(_ prefix: String, timeout: Double) async throws(CowatchError) -> JSONValue {
+    func detach(_ prefix: String, timeout: Double) async throws(CowatchError) -> AttachmentReply {
         guard isJoined else { throw CowatchError(.notInRoom, "not in the room (\(machine.state.name))") }
         let attachment = try resolve(prefix)
         let request = try coordinator.detach(attachment.id, now: clock.now())
         try await awaitAnswer(
             request.id, kind: .action, sending: request.actions, timeout: timeout,
             timedOut: CowatchError(.timeout, "the room server did not answer in time"))
-        return .object(attachment.controlFields)
+        return AttachmentReply(attachment)
     }
 
     /// The attachment whose id starts with `prefix`. Errors: `not-found`, `invalid-argument`.
@@ -118,7 +115,7 @@ extension RoomSession {
     /// has stored and announced it.
     /// Errors: `not-in-room`, `unsupported`, `not-found` (no such file), `too-large`,
     /// `quota-exceeded`, `hash-mismatch` (the file changed while sent), `io-error`, …
-    nonisolated func attach(path: String, name: String?, meta: JSONValue?) async throws(CowatchError) -> JSONValue {
+    nonisolated func attach(path: String, name: String?, meta: JSONValue?) async throws(CowatchError) -> AttachmentReply {
         // A regular file only: a FIFO or a device would block or never end.
         guard let type = (try? FileManager.default.attributesOfItem(atPath: path))?[.type] as? FileAttributeType,
             type == .typeRegular
@@ -141,7 +138,7 @@ extension RoomSession {
                     progress: progress.report)
             }
             progress.finished()
-            return .object(attachment.controlFields)
+            return AttachmentReply(attachment)
         } catch {
             progress.failed(error)
             throw error
@@ -152,7 +149,7 @@ extension RoomSession {
     /// what an earlier attempt left in `PATH.part`; returns where it is. A file already there is
     /// replaced only when `replacing` (`already-exists` otherwise): a name a stranger chose must
     /// never overwrite someone's notes.
-    nonisolated func fetch(_ prefix: String, to path: String, replacing: Bool = false) async throws(CowatchError) -> JSONValue {
+    nonisolated func fetch(_ prefix: String, to path: String, replacing: Bool = false) async throws(CowatchError) -> FetchReply {
         // An attachment just added elsewhere may still be on its way here: wait for it a moment.
         var attachment: Attachment
         let deadline = clock.now() + 3
@@ -173,10 +170,7 @@ extension RoomSession {
             throw CowatchError(.alreadyExists, "\(target) already exists; cowatch fetch --force replaces it")
         }
         let resumedFrom = try await download(attachment, to: target, replacing: replacing)
-        var fields = attachment.controlFields
-        fields["path"] = .string(target)
-        fields["resumed_from"] = .number(Double(resumedFrom))
-        return .object(fields)
+        return FetchReply(attachment: attachment, path: target, resumedFrom: resumedFrom)
     }
 
     /// Downloads with progress events and resumes; returns the byte the successful attempt
@@ -274,17 +268,16 @@ extension RoomSession {
 
     /// `sub-add`: selected, unless the person chose another subtitle track (one not from the room).
     private func addSubtitles(_ path: String, _ attachment: Attachment) throws(CowatchError) {
-        let current = (try? player.getNode("current-tracks/sub")).map { $0 != .none } ?? false
-        let currentFile = try? player.getString("current-tracks/sub/external-filename")
-        let ours = currentFile.map { file in journal.cacheDirectory.map { file.hasPrefix($0) } ?? false } ?? false
-        let flag = !current || ours ? "select" : "auto"
+        let current = subtitles.selected
+        let ours = current.file.map { file in journal.cacheDirectory.map { file.hasPrefix($0) } ?? false } ?? false
+        let select = !current.any || ours
         do {
-            try player.command(["sub-add", path, flag, attachment.name])
+            try subtitles.add(path, title: attachment.name, select: select)
         } catch {
             throw CowatchError(.playerError, "mpv refused the subtitles: \(error)")
         }
         journal.subtitleFiles[attachment.id] = path
-        logger.debug("subtitles added", metadata: ["cowatch.journal.name": "\(attachment.name)", "cowatch.journal.flag": "\(flag)"])
+        logger.debug("subtitles added", metadata: ["cowatch.journal.name": "\(attachment.name)", "cowatch.journal.selected": "\(select)"])
     }
 }
 

@@ -48,17 +48,15 @@ extension RoomSession {
     }
 
     /// `get_chat`: the recent lines, oldest first.
-    func chatJSON() -> JSONValue {
-        .array(chatLog.map { line in
-            ["participant": .string(line.from), "text": .string(line.text), "history": .bool(line.history)]
-        })
+    func chatReply() -> ChatReply {
+        ChatReply(lines: chatLog)
     }
 
     /// Sends a messenger message. Reliable: returns once acknowledged, with who it reached (it is
     /// sent again after a reconnect until then); unreliable: at once.
     /// Errors: `not-in-room`, `unsupported`, `rate-limited`, `invalid-argument`, `timeout` (the
     /// message stays queued and goes again after a reconnect).
-    func sendMessage(_ request: ControlCommand.SendMessageRequest, timeout: Double) async throws(CowatchError) -> JSONValue {
+    func sendMessage(_ request: ControlCommand.SendMessageRequest, timeout: Double) async throws(CowatchError) -> SendMessageReply {
         guard isJoined else { throw CowatchError(.notInRoom, "not in the room (\(machine.state.name))") }
         if let to = request.to, to.contains(configuration.name) {
             throw CowatchError(.invalidArgument, "a message to yourself never leaves this daemon")
@@ -68,12 +66,12 @@ extension RoomSession {
             topic: request.topic, payload: text, reliable: request.reliable, to: request.to, now: clock.now())
         guard request.reliable else {
             perform(sent.actions)
-            return ["id": .number(Double(sent.id))]
+            return SendMessageReply(id: sent.id, delivered: nil)
         }
         try await awaitAnswer(
             sent.id, kind: .message, sending: sent.actions, timeout: timeout,
             timedOut: CowatchError(.timeout, "not acknowledged yet; it stays queued and goes again after a reconnect"))
         let delivered = deliveries.removeValue(forKey: sent.id) ?? []
-        return ["id": .number(Double(sent.id)), "delivered": .array(delivered.map(JSONValue.string))]
+        return SendMessageReply(id: sent.id, delivered: delivered)
     }
 }

@@ -3,10 +3,11 @@ import CowatchMpv
 import Foundation
 
 /// The player side of the room session, as a shell over the core's `PlayerSide` machine: this
-/// reads the player, feeds the machine what it read (mpv's events, the coordinator's orders,
-/// the tick), and carries out the machine's actions — player commands, group requests, status
-/// updates, errors and notices. The machine holds every state and guard (what media the player
-/// has relative to the room's, the seek fence, stalls, echoes, the person's seek gestures).
+/// reads the player (through the `RoomPlayer` seam), feeds the machine what it read (mpv's
+/// events, the coordinator's orders, the tick), and carries out the machine's actions — player
+/// commands, group requests, status updates, errors and notices. The machine holds every state
+/// and guard (what media the player has relative to the room's, the seek fence, stalls, echoes,
+/// the person's seek gestures).
 ///
 /// Threading: actor-isolated to `RoomSession`.
 extension RoomSession {
@@ -15,16 +16,16 @@ extension RoomSession {
     /// Reads the player: audio-pts while playing with audio, the frame clock while playing without,
     /// the shown frame (time-pos) while paused (`PlayerSide.reading` says which).
     func sample() -> RoomCoordinator.PlayerSample? {
-        guard let paused = try? player.getFlag("pause"), let speed = try? player.getDouble("speed") else { return nil }
+        guard let paused = player.paused, let speed = player.speed else { return nil }
         let reading = playerSide.reading(paused: paused, speed: speed)
         let before = clock.now()
         var position: Double?
         switch reading.source {
-        case .audioPTS?: position = try? player.getDouble("audio-pts")
+        case .audioPTS?: position = player.audioPosition
         case .frameClock?: position = playerSide.framePosition(at: before)
         case nil: break
         }
-        if position == nil { position = try? player.getDouble("time-pos") }
+        if position == nil { position = player.shownPosition }
         let after = clock.now()
         guard let position else { return nil }
         return .init(
@@ -34,7 +35,7 @@ extension RoomSession {
 
     /// Which fine clock this media offers.
     func probeTracks() {
-        playerSide.tracksProbed(hasAudio: (try? player.getNode("current-tracks/audio")).map { $0 != .none } ?? false)
+        playerSide.tracksProbed(hasAudio: player.hasAudio)
     }
 
     // MARK: Stalls
@@ -62,17 +63,14 @@ extension RoomSession {
         case .setPaused(let paused):
             // A start on its instant was decided from a read of a paused player a moment ago: no
             // second read, which would wait for mpv's core on the instant itself.
-            let current = playerSide.transitionInstant != nil && !paused ? true : (try? player.getFlag("pause"))
+            let current = playerSide.transitionInstant != nil && !paused ? true : player.paused
             carryOut(playerSide.orderPause(paused, playerPaused: current, now: now), now: now)
         case .setSpeed(let speed):
-            carryOut(playerSide.orderSpeed(speed, playerSpeed: try? player.getDouble("speed"), now: now), now: now)
+            carryOut(playerSide.orderSpeed(speed, playerSpeed: player.speed, now: now), now: now)
         case .seek(let target):
             carryOut(playerSide.orderSeek(to: target, now: now), now: now)
         }
     }
-
-    /// The message a fence sends itself through mpv (see `PlayerSide+Orders.swift`).
-    static let fenceMessage = "cowatch-fence"
 
     /// Carries out the player side's actions in order; `now` is the instant they were decided at.
     func carryOut(_ actions: [PlayerSide.Action], now: Double) {
@@ -80,16 +78,17 @@ extension RoomSession {
             switch action {
             case .setPause(let paused):
                 do {
-                    try player.setFlag("pause", paused)
+                    try player.setPaused(paused)
                     playerSide.pauseSet(paused, at: clock.now())
                 } catch {
                     commandFailed(error)
                 }
             case .setSpeed(let speed):
-                do { try player.setDouble("speed", speed) } catch { commandFailed(error) }
+                do { try player.setSpeed(speed) } catch { commandFailed(error) }
             case .fence(let fence):
                 do {
-                    try player.command(["script-message-to", player.clientName, Self.fenceMessage, String(fence)])
+                    // Comes back behind every event before it (see `PlayerSide+Orders.swift`).
+                    try player.fence(fence)
                 } catch {
                     // No fence to be had: seek at once.
                     let at = clock.now()
@@ -97,7 +96,7 @@ extension RoomSession {
                 }
             case .seek(let target):
                 do {
-                    try player.command(["seek", String(target), "absolute+exact"])
+                    try player.seek(to: target)
                 } catch {
                     commandFailed(error)
                     playerSide.seekFailed()
@@ -143,9 +142,9 @@ extension RoomSession {
         let asked: (id: Int, actions: [RoomCoordinator.Action])
         switch request {
         case .pause:
-            asked = coordinator.request(.pause, position: try? player.getDouble("time-pos"), now: now)
+            asked = coordinator.request(.pause, position: player.shownPosition, now: now)
         case .play:
-            asked = coordinator.request(.play, position: try? player.getDouble("time-pos"), now: now)
+            asked = coordinator.request(.play, position: player.shownPosition, now: now)
         case .speed(let rate):
             asked = coordinator.request(.speed, position: nil, rate: rate, now: now)
         case .seek(let from, let to):
@@ -157,6 +156,9 @@ extension RoomSession {
     // MARK: Player events
 
     /// Sees every mpv event, reads what the player side needs with it, and feeds it.
+    ///
+    /// Threading: `PlayerController`, the player's one event consumer, awaits this for each event
+    /// in order; it never suspends, so the controller waits only for the actor's turn.
     func playerEvent(_ event: MpvEvent) {
         playerEventsSeen += 1
         let now = clock.now()
@@ -176,7 +178,7 @@ extension RoomSession {
             carryOut(actions, now: now)
         case .playbackRestart:
             let actions = playerSide.playbackRestarted(
-                position: try? player.getDouble("time-pos"), duration: try? player.getDouble("duration"), joined: isJoined,
+                position: player.shownPosition, duration: player.duration, joined: isJoined,
                 groupPosition: coordinator.expectedPosition(atLocal: now), now: now)
             carryOut(actions, now: now)
         case .propertyChange(name: "paused-for-cache", let value, _):
@@ -184,8 +186,8 @@ extension RoomSession {
         case .propertyChange(name: "time-pos", let value, let at):
             // Read the player only when the frame clock takes the frame.
             guard playerSide.wantsFrames, let position = value?.doubleValue else { return }
-            let paused = try? player.getFlag("pause")
-            let speed = paused == false ? try? player.getDouble("speed") : nil
+            let paused = player.paused
+            let speed = paused == false ? player.speed : nil
             playerSide.frameShown(position: position, at: at, paused: paused, speed: speed)
         case .propertyChange(name: "pause", let value, _):
             guard let paused = value?.boolValue else { return }
@@ -193,8 +195,8 @@ extension RoomSession {
         case .propertyChange(name: "speed", let value, _):
             guard let speed = value?.doubleValue else { return }
             carryOut(playerSide.speedChanged(speed, joined: isJoined), now: now)
-        case .clientMessage(let arguments) where arguments.first == Self.fenceMessage:
-            if arguments.count == 2, let fence = Int(arguments[1]) {
+        case .clientMessage(let arguments) where arguments.first == PlayerFence.message:
+            if let fence = PlayerFence.number(in: arguments) {
                 carryOut(playerSide.fenceReturned(fence, now: now), now: now)
             }
         case .clientMessage(let arguments):
@@ -224,8 +226,8 @@ extension RoomSession {
     }
 
     /// Duration from the player; size and a fingerprint of the first megabytes for local files.
-    static func mediaInfo(url: String, player: any MediaPlayer) -> MediaInfo {
-        var info = MediaInfo(duration: try? player.getDouble("duration"))
+    static func mediaInfo(url: String, player: any RoomPlayer) -> MediaInfo {
+        var info = MediaInfo(duration: player.duration)
         guard let path = MediaFingerprint.localPath(of: url),
             (try? FileManager.default.attributesOfItem(atPath: path))?[.type] as? FileAttributeType == .typeRegular,
             let handle = FileHandle(forReadingAtPath: path)

@@ -20,9 +20,9 @@ extension RoomSession {
         // A player that does not have the room's media (it refused or could not open it) is no
         // guide to where the group is.
         let cannotPlay = !playerSide.media.canPlay
-        let own = cannotPlay ? nil : try? player.getDouble("time-pos")
+        let own = cannotPlay ? nil : player.shownPosition
         let here = own ?? coordinator.expectedPosition(atLocal: now) ?? 0
-        let duration = (cannotPlay ? nil : try? player.getDouble("duration")) ?? .infinity
+        let duration = (cannotPlay ? nil : player.duration) ?? .infinity
         let groupPlaying = coordinator.timelines.map { pair in
             pair.expected(at: coordinator.referenceTime(atLocal: now) ?? 0).playing || pair.current.playing
         } ?? false
@@ -32,7 +32,7 @@ extension RoomSession {
             request = coordinator.request(.play, position: here, now: now)
         case .pause:
             if !cannotPlay { apply(.setPaused(true)) }
-            let frame = cannotPlay ? here : (try? player.getDouble("time-pos")) ?? here
+            let frame = cannotPlay ? here : player.shownPosition ?? here
             request = coordinator.request(.pause, position: frame, now: now)
         case .togglePause:
             return try await self.request(groupPlaying ? .pause : .play, seekTimeout: seekTimeout)
@@ -187,23 +187,19 @@ extension RoomSession {
             // Only while the player follows a playing group: before anything plays there is no drift.
             error: isJoined && playerSide.media.hasRoomMedia ? coordinator.lastError : nil,
             source: playerSide.hasAudio ? "audio-pts" : "frames", nudges: coordinator.drift.nudges, seeks: coordinator.drift.seeks,
-            playerSpeed: try? player.getDouble("speed"), expected: coordinator.expectedPosition(atLocal: now),
+            playerSpeed: player.speed, expected: coordinator.expectedPosition(atLocal: now),
             unpauseLead: coordinator.unpauseLead.lead, startLate: playerSide.startLateness)
         return (roomStatus, clockStatus, drift)
     }
 
-    /// `get_participants` data.
-    func participantsJSON() -> JSONValue {
-        .array(coordinator.participants.map { participant in
-            var object: [String: JSONValue] = [
-                "name": .string(participant.name), "state": .string(participant.state),
-                "drift": .finite(participant.drift), "rtt": .finite(participant.rtt),
-                "ready": .bool(participant.status.ready), "wait_for_me": .bool(participant.status.waitForMe),
-                "stall": participant.status.stall.map { .string($0.rawValue) } ?? .null,
-                "role": .string(participant.role.rawValue),
-            ]
-            if participant.name == configuration.name { object["you"] = true }
-            return .object(object)
+    /// `get_participants`'s reply.
+    func participantsReply() -> ParticipantsReply {
+        ParticipantsReply(participants: coordinator.participants.map { participant in
+            ParticipantsReply.Entry(
+                name: participant.name, state: participant.state, drift: participant.drift, rtt: participant.rtt,
+                ready: participant.status.ready, waitForMe: participant.status.waitForMe,
+                stall: participant.status.stall?.rawValue, role: participant.role.rawValue,
+                you: participant.name == configuration.name)
         })
     }
 }

@@ -8,10 +8,14 @@ import Logging
 /// real server connection, and the `GroupSessionMachine` for its lifecycle (reconnect after the
 /// server goes away, leave, join, end).
 ///
-/// Threading: an actor. `run()` is its loop; `playerEvent` is fed by `PlayerController`;
+/// Threading: an actor. `run()` is its loop; `PlayerController` hands it every player event
+/// (`playerEvent`, synchronous: it never awaits, and this actor never awaits the controller);
 /// the request methods (in `RoomSession+Requests.swift`) serve control-socket commands.
 actor RoomSession {
-    let player: any MediaPlayer
+    /// The player, through the room's seam: typed commands and reads, no mpv strings.
+    let player: any RoomPlayer
+    /// The player's subtitle tracks (the journal's attachments; RoomSession+Journal.swift).
+    let subtitles: SubtitleTracks
     let configuration: DaemonConfiguration
     let room: RoomSettings
     let events: EventHub
@@ -86,11 +90,13 @@ actor RoomSession {
     var isJoined: Bool { machine.state == .joined }
 
     init(
-        player: any MediaPlayer, configuration: DaemonConfiguration, room: RoomSettings, media: MediaLoader,
+        player: any RoomPlayer, subtitles: SubtitleTracks, configuration: DaemonConfiguration, room: RoomSettings,
+        media: MediaLoader,
         events: EventHub, logger: Logger, probe: MediaProbe? = nil
     ) {
         self.clock = media.clock
         self.player = player
+        self.subtitles = subtitles
         self.probe = probe
         self.configuration = configuration
         self.room = room
@@ -116,11 +122,6 @@ actor RoomSession {
 
     // MARK: Loop
 
-    /// Feeds player events to `playerEvent`, in order, until the player ends.
-    func consume(_ events: AsyncStream<MpvEvent>) async {
-        for await event in events { playerEvent(event) }
-    }
-
     /// Connects, joins and keeps the player on the group timeline until cancelled, the activity
     /// ends (with on-end quit), or the server refuses us for good.
     func run() async -> Outcome? {
@@ -131,10 +132,10 @@ actor RoomSession {
             // Frame instants are noisier than audio-pts: leave errors within that noise alone.
             coordinatorConfiguration.drift.deadband = max(coordinatorConfiguration.drift.deadband, 0.001)
         }
-        let hasVideo = (try? player.getNode("current-tracks/video")).map { $0 != .none } ?? false
+        let hasVideo = player.hasVideo
         let activity = Activity(
             url: Activity.ownMediaURL(configuration.media),
-            title: (configuration.title ?? (try? player.getString("media-title"))).map(Activity.clampedTitle),
+            title: (configuration.title ?? player.mediaTitle).map(Activity.clampedTitle),
             type: configuration.activityType ?? (hasVideo ? .watch : .listen), fallbackURL: configuration.fallbackURL)
         playerSide.waitForMeSetting = configuration.waitForMe
         coordinator = RoomCoordinator(
@@ -194,7 +195,7 @@ actor RoomSession {
             if machine.state.reason != .serverGone {
                 // A new session starts from the room's timeline, not from where this one was; the
                 // player leaves any drift nudge behind.
-                perform(coordinator.reset(playerSpeed: try? player.getDouble("speed")))
+                perform(coordinator.reset(playerSpeed: player.speed))
             }
             publishSession()
             let gone = CowatchError(.notInRoom, "the room connection ended before the server answered")
@@ -340,7 +341,7 @@ actor RoomSession {
         if let outcome = clusterReceived(message) { return outcome }
         let actions = coordinator.received(message, now: at)
         perform(actions)
-        if case .applied = message, coordinator.isJoined {
+        if case .applied = message, isJoined {
             // A new timeline (a pause, a seek, a speed) is carried out now, not at the next tick:
             // every player then follows within the message's own delivery, not up to a tick later.
             reconcileNow()
@@ -404,7 +405,7 @@ actor RoomSession {
         defer { playerSide.transitionInstant = nil }
         let now = clock.now()
         guard let link else { return nil }
-        if !coordinator.isJoined, now - link.connectedAt > Self.silenceLimit {
+        if !isJoined, now - link.connectedAt > Self.silenceLimit {
             return .lost(CowatchError(.ioError, "the room server did not let us in within \(Int(Self.silenceLimit)) s"))
         }
         if now - link.lastHeardAt > Self.silenceLimit {
@@ -525,8 +526,8 @@ actor RoomSession {
     func showOnScreen(_ text: String, milliseconds: Int = 4000) {
         guard configuration.osd else { return }
         let shown = osd.push(text, seconds: Double(milliseconds) / 1000, now: clock.now())
-        // Shown as sent: mpv expands ${…} in commands given as strings, never in an argument list.
-        try? player.command(["show-text", shown.text, String(shown.milliseconds)])
+        // Shown as sent: nothing in a chat line or a name is expanded (`RoomPlayer.showText`).
+        try? player.showText(shown.text, milliseconds: shown.milliseconds)
         // A paused player may have dropped that redraw (see `OSDStack.redraw`): draw once more.
         let generation = osd.generation
         Task { [weak self, clock] in
@@ -539,10 +540,10 @@ actor RoomSession {
     static let osdRedrawDelayMilliseconds = 150
 
     private func redrawOSDIfPaused(_ generation: Int) {
-        guard osd.generation == generation, (try? player.getFlag("pause")) == true,
+        guard osd.generation == generation, player.paused == true,
             let again = osd.redraw(now: clock.now())
         else { return }
-        try? player.command(["show-text", again.text, String(again.milliseconds)])
+        try? player.showText(again.text, milliseconds: again.milliseconds)
     }
 
     /// A request of ours the server did not carry out (`not-permitted`, `rate-limited`,
@@ -557,9 +558,10 @@ actor RoomSession {
     /// in the log and as an error event; `join` may try again.
     private func reportStayingOut(_ refusal: CowatchError) {
         guard refusal.code != .kicked else { return }  // already said when it arrived
-        logger.warning("out of room \(room.room): \(refusal.message) (\(refusal.code.rawValue)); cowatch join tries again")
-        publishError(refusal)
-        showOnScreen(refusal.message)
+        let advice = RefusalAdvice.line(for: refusal, room: room.room, name: configuration.name)
+        logger.warning("\(advice) (\(refusal.code.rawValue): \(refusal.message))")
+        publishError(CowatchError(refusal.code, advice))
+        showOnScreen(advice)
     }
 
     func publishError(_ error: CowatchError) {

@@ -11,6 +11,10 @@ import Foundation
 /// loads land `seekLatency` later on it. `person…` methods stand in for someone at the player's keyboard: the same changes,
 /// not made by the daemon.
 ///
+/// The room session drives it through `RoomPlayer`, with typed calls
+/// (SimulatedPlayer+RoomPlayer.swift); `PlayerController` through `MediaPlayer`, whose
+/// commands and properties it understands as far as the controller uses them.
+///
 /// Threading: any thread; state under a lock, events in order on one stream.
 public final class SimulatedPlayer: MediaPlayer {
     public struct Source: Sendable {
@@ -32,7 +36,7 @@ public final class SimulatedPlayer: MediaPlayer {
         }
     }
 
-    private struct State {
+    struct State {
         var sources: [String: Source] = [:]
         var loaded: Source?
         var paused = true
@@ -41,14 +45,14 @@ public final class SimulatedPlayer: MediaPlayer {
         var baseAt = 0.0
         var entry: Int64 = 0
         var osd: [String] = []
-        var commands: [[String]] = []
+        var seeks = 0
         var ended = false
         var eventsSent = 0
     }
 
     public let events: AsyncStream<MpvEvent>
     private let continuation: AsyncStream<MpvEvent>.Continuation
-    private let state = Locked(State())
+    let state = Locked(State())
     /// How long a seek takes to land.
     public let seekLatency: Double
     /// The daemon's clock: positions move with it.
@@ -73,21 +77,21 @@ public final class SimulatedPlayer: MediaPlayer {
         return state.withLock { Self.position($0, now: now) }
     }
     public var isPaused: Bool { state.withLock { $0.paused } }
-    /// Every `show-text`, in order.
+    /// Every text shown on the OSD, in order.
     public var osdTexts: [String] { state.withLock { $0.osd } }
     /// Every event this player has sent, for a test waiting until the daemon has taken them in.
     public var eventsSent: Int { state.withLock { $0.eventsSent } }
-    /// Seeks the daemon ordered.
-    public var orderedSeeks: Int { state.withLock { $0.commands.filter { $0.first == "seek" }.count } }
+    /// Seeks the daemon ordered (and the person's, `personSeeks`).
+    public var orderedSeeks: Int { state.withLock { $0.seeks } }
 
     /// Someone presses space (or `p`) in the player's window.
     public func personSetsPause(_ paused: Bool) {
-        try? setFlag("pause", paused)
+        changePause(paused)
     }
 
     /// Someone drags the seek bar or presses an arrow key: a seek that lands like mpv's.
     public func personSeeks(to target: Double) {
-        try? command(["seek", String(target), "absolute"])
+        startSeek(to: target)
     }
 
     /// Someone runs `script-message ARGS…` in the player (a key binding, or mpv's console).
@@ -105,20 +109,13 @@ public final class SimulatedPlayer: MediaPlayer {
 
     public func commandReturning(_ arguments: [String]) throws(MpvError) -> MpvNode {
         guard let name = arguments.first else { throw MpvError(code: -4, operation: "command") }
-        state.withLock { $0.commands.append(arguments) }
         switch name {
         case "show-text":
-            state.withLock { $0.osd.append(arguments.count > 1 ? arguments[1] : "") }
+            showOSD(arguments.count > 1 ? arguments[1] : "")
             return .none
         case "seek":
             guard arguments.count >= 2, let target = Double(arguments[1]) else { throw MpvError(code: -4, operation: "seek") }
-            send(.seek)
-            let latency = seekLatency
-            let clock = clock
-            Task.detached { [weak self] in
-                try? await clock.sleep(seconds: latency)
-                self?.land(at: target)
-            }
+            startSeek(to: target)
             return .none
         case "script-message-to":
             // Addressed to us: it comes back behind every event yielded before it, as mpv's does.
@@ -126,7 +123,7 @@ public final class SimulatedPlayer: MediaPlayer {
             return .none
         case "loadfile":
             guard arguments.count >= 2 else { throw MpvError(code: -4, operation: "loadfile") }
-            return load(arguments[1])
+            return .map(["playlist_entry_id": .int64(startLoad(arguments[1]))])
         default:
             return .none
         }
@@ -136,26 +133,12 @@ public final class SimulatedPlayer: MediaPlayer {
 
     public func setDouble(_ name: String, _ value: Double) throws(MpvError) {
         guard name == "speed" else { return }
-        let now = clock.now()
-        let changed = state.withLock { state -> Bool in
-            guard state.speed != value else { return false }
-            Self.rebase(&state, now: now)
-            state.speed = value
-            return true
-        }
-        if changed { send(.propertyChange(name: "speed", value: .double(value), at: now)) }
+        changeSpeed(value)
     }
 
     public func setFlag(_ name: String, _ value: Bool) throws(MpvError) {
         guard name == "pause" else { return }
-        let now = clock.now()
-        let changed = state.withLock { state -> Bool in
-            guard state.paused != value else { return false }
-            Self.rebase(&state, now: now)
-            state.paused = value
-            return true
-        }
-        if changed { send(.propertyChange(name: "pause", value: .flag(value), at: now)) }
+        changePause(value)
     }
 
     public func getDouble(_ name: String) throws(MpvError) -> Double {
@@ -183,7 +166,7 @@ public final class SimulatedPlayer: MediaPlayer {
 
     public func getString(_ name: String) throws(MpvError) -> String {
         guard name == "media-title" else { throw MpvError(code: -8, operation: "get_property \(name)") }
-        return "simulated"
+        return Self.title
     }
 
     public func getNode(_ name: String) throws(MpvError) -> MpvNode {
@@ -208,14 +191,62 @@ public final class SimulatedPlayer: MediaPlayer {
         }
     }
 
-    // MARK: Inside
+    // MARK: Inside (both faces)
 
-    private func send(_ event: MpvEvent) {
+    /// Every file's title.
+    static let title = "simulated"
+
+    func changeSpeed(_ value: Double) {
+        let now = clock.now()
+        let changed = state.withLock { state -> Bool in
+            guard state.speed != value else { return false }
+            Self.rebase(&state, now: now)
+            state.speed = value
+            return true
+        }
+        if changed { send(.propertyChange(name: "speed", value: .double(value), at: now)) }
+    }
+
+    func changePause(_ value: Bool) {
+        let now = clock.now()
+        let changed = state.withLock { state -> Bool in
+            guard state.paused != value else { return false }
+            Self.rebase(&state, now: now)
+            state.paused = value
+            return true
+        }
+        if changed { send(.propertyChange(name: "pause", value: .flag(value), at: now)) }
+    }
+
+    func showOSD(_ text: String) {
+        state.withLock { $0.osd.append(text) }
+    }
+
+    /// A seek as mpv does it: `seek` now, the landing (`playback-restart`) `seekLatency` later.
+    func startSeek(to target: Double) {
+        state.withLock { $0.seeks += 1 }
+        send(.seek)
+        let latency = seekLatency
+        let clock = clock
+        Task.detached { [weak self] in
+            try? await clock.sleep(seconds: latency)
+            self?.land(at: target)
+        }
+    }
+
+    /// The position now; nil with no file loaded.
+    var loadedPosition: Double? {
+        let now = clock.now()
+        return state.withLock { $0.loaded == nil ? nil : Self.position($0, now: now) }
+    }
+
+    func send(_ event: MpvEvent) {
         state.withLock { $0.eventsSent += 1 }
         continuation.yield(event)
     }
 
-    private func load(_ url: String) -> MpvNode {
+    /// A `loadfile … replace`: its playlist entry id now, its events from a task.
+    func startLoad(_ url: String) -> Int64 {
         let (entry, source) = state.withLock { state -> (Int64, Source?) in
             state.entry += 1
             return (state.entry, state.sources[url])
@@ -244,7 +275,7 @@ public final class SimulatedPlayer: MediaPlayer {
             send(.fileLoaded)
             send(.playbackRestart)
         }
-        return .map(["playlist_entry_id": .int64(entry)])
+        return entry
     }
 
     private func land(at target: Double) {

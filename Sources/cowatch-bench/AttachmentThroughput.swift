@@ -70,13 +70,13 @@ struct AttachmentThroughput: ParsableCommand {
                 let started = monotonicNow()
                 let attached = try room.clients[0].request(.attach(path: file, name: nil, meta: nil), timeout: 600)
                 upload.append(bytes / (monotonicNow() - started))
-                guard let id = attached["id"]?.stringValue else { throw TestFailure("no id: \(attached)") }
+                let id = try AttachmentReply(json: attached).attachment.id
 
                 // Every receiver has heard of it (the announcement follows the upload's answer).
                 for index in 1...count {
                     let until = monotonicNow() + 10
                     while monotonicNow() < until,
-                        !(try room.clients[index].request(.getAttachments).arrayValue ?? []).contains(where: { $0["id"]?.stringValue == id })
+                        !(try AttachmentsReply(json: room.clients[index].request(.getAttachments)).attachments.contains { $0.id == id })
                     {
                         sleepSeconds(0.02)
                     }

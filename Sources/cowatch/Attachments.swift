@@ -14,12 +14,11 @@ private func absolute(_ path: String) -> String {
     return expanded.hasPrefix("/") ? expanded : FileManager.default.currentDirectoryPath + "/" + expanded
 }
 
-private func describe(_ attachment: JSONValue) -> String {
-    let size = attachment["size"]?.numberValue.map { Int($0) } ?? 0
+private func describe(_ attachment: Attachment) -> String {
+    let size = attachment.size
     let sizeText = size < 1_048_576 ? "\((size + 1023) / 1024) KiB" : String(format: "%.1f MiB", Double(size) / 1_048_576)
-    let id = attachment["id"]?.stringValue ?? "?"
-    return "\(id.prefix(12))  \(attachment["name"]?.stringValue ?? "?")  \(sizeText)  from \(attachment["participant"]?.stringValue ?? "?")"
-        + (attachment["meta"].flatMap { $0 == .null ? nil : "  \($0.jsonString)" } ?? "")
+    return "\(attachment.id.prefix(12))  \(attachment.name)  \(sizeText)  from \(attachment.from)"
+        + (attachment.meta.map { "  \($0.jsonString)" } ?? "")
 }
 
 struct Attach: ParsableCommand {
@@ -47,7 +46,11 @@ struct Attach: ParsableCommand {
             "attach", .string(absolute(file)), sharedName.map(JSONValue.string) ?? .null, metaValue,
         ])
         let data = try connection.send(command, timeout: transferTimeout)
-        if connection.json { printJSON(data) } else { print("attached " + describe(data)) }
+        if connection.json {
+            printJSON(data)
+        } else {
+            print("attached " + describe(try connection.read(AttachmentReply.self, from: data).attachment))
+        }
     }
 }
 
@@ -61,7 +64,7 @@ struct Attachments: ParsableCommand {
             printJSON(data)
             return
         }
-        let list = data.arrayValue ?? []
+        let list = try connection.read(AttachmentsReply.self, from: data).attachments
         if list.isEmpty { print("no attachments") }
         for attachment in list { print(describe(attachment)) }
     }
@@ -75,7 +78,11 @@ struct Detach: ParsableCommand {
 
     func run() throws {
         let data = try connection.send(try ControlCommand(arguments: ["detach", .string(id)]))
-        if connection.json { printJSON(data) } else { print("detached " + describe(data)) }
+        if connection.json {
+            printJSON(data)
+        } else {
+            print("detached " + describe(try connection.read(AttachmentReply.self, from: data).attachment))
+        }
     }
 }
 
@@ -95,6 +102,6 @@ struct Fetch: ParsableCommand {
             "fetch", .string(id), .string(absolute(output ?? FileManager.default.currentDirectoryPath)),
         ] + (force ? [.bool(true)] : []))
         let data = try connection.send(command, timeout: transferTimeout)
-        if connection.json { printJSON(data) } else { print("fetched \(data["path"]?.stringValue ?? "?")") }
+        if connection.json { printJSON(data) } else { print("fetched \(try connection.read(FetchReply.self, from: data).path)") }
     }
 }

@@ -55,6 +55,16 @@ struct ConnectionOptions: ParsableArguments {
             throw CLIFailure(error)
         }
     }
+
+    /// Reads a reply's `data` as its type; a reply this client cannot read is a one-line failure
+    /// (`malformed-control-message`).
+    func read<Reply: ControlReplyData>(_ type: Reply.Type, from data: JSONValue) throws -> Reply {
+        do {
+            return try Reply(json: data)
+        } catch {
+            throw CLIFailure(error)
+        }
+    }
 }
 
 /// A failure the CLI reports as one line on stderr, exiting 1.

@@ -171,17 +171,17 @@ struct Participants: ParsableCommand {
     func run() throws {
         let data = try connection.send(.getParticipants)
         if connection.json { printJSON(data); return }
-        for entry in data.arrayValue ?? [] {
-            let name = entry["name"]?.stringValue ?? "?"
-            let state = entry["state"]?.stringValue ?? "?"
-            let drift = Describe.participantDrift(entry["drift"])
-            let rtt = entry["rtt"]?.numberValue.map { "rtt \(Describe.milliseconds($0))" } ?? "rtt ?"
-            let me = entry["you"]?.boolValue == true ? " (you)" : ""
+        for entry in try connection.read(ParticipantsReply.self, from: data).participants {
+            let name = entry.name
+            let state = entry.state
+            let drift = Describe.participantDrift(entry.drift)
+            let rtt = entry.rtt.map { "rtt \(Describe.milliseconds($0))" } ?? "rtt ?"
+            let me = entry.you ? " (you)" : ""
             var flags: [String] = []
-            if entry["ready"]?.boolValue == true { flags.append("ready") }
-            if entry["wait_for_me"]?.boolValue == false { flags.append("don't wait") }
-            if let role = entry["role"]?.stringValue, role != "member" { flags.insert(role, at: 0) }
-            if let stall = entry["stall"]?.stringValue { flags.append(stall) }
+            if entry.ready { flags.append("ready") }
+            if !entry.waitForMe { flags.append("don't wait") }
+            if entry.role != "member" { flags.insert(entry.role, at: 0) }
+            if let stall = entry.stall { flags.append(stall) }
             let extra = flags.isEmpty ? "" : ", " + flags.joined(separator: ", ")
             if state == "silent" {
                 // A dark link: its last drift and round trip are old news.

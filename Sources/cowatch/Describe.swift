@@ -93,8 +93,8 @@ enum Describe {
 
     /// A participant's drift in `cowatch participants`: null (nothing measured yet: the daemon
     /// reports none before its player has reached the group's place) is "not measured yet".
-    static func participantDrift(_ value: JSONValue?) -> String {
-        guard let drift = value?.numberValue, drift.isFinite else {
+    static func participantDrift(_ value: Double?) -> String {
+        guard let drift = value, drift.isFinite else {
             return "drift not measured yet"
         }
         return "drift \(milliseconds(drift))"

@@ -23,8 +23,8 @@ struct Chat: ParsableCommand {
             printJSON(data)
             return
         }
-        for line in data.arrayValue ?? [] {
-            print("<\(line["participant"]?.stringValue ?? "?")> \(line["text"]?.stringValue ?? "")")
+        for line in try connection.read(ChatReply.self, from: data).lines {
+            print("<\(line.from)> \(line.text)")
         }
     }
 }
@@ -84,7 +84,7 @@ struct Send: ParsableCommand {
         let data = try connection.send(request)
         if connection.json {
             printJSON(data)
-        } else if let names = data["delivered"]?.arrayValue?.compactMap(\.stringValue) {
+        } else if let names = try connection.read(SendMessageReply.self, from: data).delivered {
             print(names.isEmpty ? "sent; nobody else is in the room" : "delivered to \(names.joined(separator: ", "))")
         }
     }
@@ -103,6 +103,6 @@ struct OSD: ParsableCommand {
             printJSON(data)
             return
         }
-        print(data["text"]?.stringValue ?? "")
+        print(try connection.read(ShowRoomReply.self, from: data).text)
     }
 }

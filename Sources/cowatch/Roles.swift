@@ -74,9 +74,10 @@ struct InviteLink: ParsableCommand {
         if connection.json {
             printJSON(data)
         } else {
-            print(data["invite"]?.stringValue ?? "")
+            let reply = try connection.read(InviteReply.self, from: data)
+            print(reply.invite)
             // Hosting: whether friends on the internet can use it (on stderr: the link stays the only output).
-            if let reach = data["reachability"].flatMap({ try? ReachabilityStatus(ControlFields($0, what: "reachability")) }) {
+            if let reach = reply.reachability {
                 FileHandle.standardError.write(Data("cowatch: \(reach.summary)\n".utf8))
                 if let advice = reach.advice {
                     FileHandle.standardError.write(Data("cowatch: what to do: \(advice)\n".utf8))

@@ -30,8 +30,10 @@ final class DaemonUnderTest: Sendable {
             openTimeout: openTimeout)
         configuration.fallbackURL = fallback
         let logger = Logger(label: "test.\(name)")
+        // The room's seam is the simulated player itself: typed calls, no mpv strings.
         controller = PlayerController(
-            player: player, configuration: configuration, events: hub, logger: logger, clock: player.clock)
+            player: player, roomPlayer: player, configuration: configuration, events: hub, logger: logger,
+            clock: player.clock)
         let controller = controller
         tasks.withLock { $0.append(Task { await controller.runEvents() }) }
         if let room, let server {
@@ -39,8 +41,8 @@ final class DaemonUnderTest: Sendable {
             settings.tls = false
             settings.managed = false
             session = RoomSession(
-                player: player, configuration: configuration, room: settings, media: controller.media, events: hub,
-                logger: logger)
+                player: player, subtitles: SubtitleTracks(player), configuration: configuration, room: settings,
+                media: controller.media, events: hub, logger: logger)
         } else {
             session = nil
         }
@@ -51,11 +53,8 @@ final class DaemonUnderTest: Sendable {
             throw error
         }
         if let session {
-            let stream = await controller.attach(room: session)
-            tasks.withLock {
-                $0.append(Task { await session.consume(stream) })
-                $0.append(Task { _ = await session.run() })
-            }
+            await controller.attach(room: session)
+            tasks.withLock { $0.append(Task { _ = await session.run() }) }
         }
     }
 
@@ -123,7 +122,8 @@ extension InProcessServer {
 
 extension DaemonUnderTest {
     /// Waits (real time, bounded) until the daemon has taken in every event its player sent: the
-    /// controller read them all and the room session took in all it was passed. A test on a
+    /// controller counts an event handled only once the room session has taken it in too (it hands
+    /// each one over and waits), and the session counted every one it was passed. A test on a
     /// manual clock calls it before moving time, so the daemon decides on what happened by then.
     func caughtUp(timeout: Double = 10) async throws {
         let deadline = monotonicNow() + timeout

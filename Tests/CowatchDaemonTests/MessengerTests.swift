@@ -48,11 +48,11 @@ struct MessengerTests {
         let carol = Collected(daemons[2], name: "message")
         for index in 0..<20 {
             let reply = try await daemons[0].request(.sendMessage(.init(topic: "state", payload: ["n": .number(Double(index))]))).get()
-            #expect(reply["delivered"]?.arrayValue?.count == 2)
+            #expect(try SendMessageReply(json: reply).delivered?.count == 2)
         }
         let onlyCarol = try await daemons[0].request(
             .sendMessage(.init(topic: "secret", payload: "for carol", to: ["carol"]))).get()
-        #expect(onlyCarol["delivered"] == ["carol"])
+        #expect(try SendMessageReply(json: onlyCarol).delivered == ["carol"])
         #expect(await eventually { bob.all.count == 20 && carol.all.count == 21 })
         try await Task.sleep(for: .milliseconds(200))
         #expect(bob.all.map { $0.fields["payload"]?["n"]?.numberValue } == (0..<20).map { Double($0) })

@@ -30,9 +30,9 @@ struct ClearFailureTests {
         #expect(lonely.stderr.contains("connection refused"))
         #expect(lost.stderr.contains("answered without TLS"))
         for daemon in [lonely, lost] {
-            let room = try daemon.client().status().extra["room"]?.objectValue ?? [:]
-            #expect(room["session"] == "waiting")  // never in the room: not "server-gone"
-            #expect(room["last_error"]?.objectValue?["code"] != nil)
+            let room = try daemon.client().status().room
+            #expect(room?.session == "waiting")  // never in the room: not "server-gone"
+            #expect(room?.lastError != nil)
         }
         // Said once, not on every retry.
         sleepSeconds(1.5)
@@ -65,7 +65,7 @@ struct ClearFailureTests {
         #expect(opened.stderr.contains("stays on"))
         for daemon in [alice, bob] {
             let status = try daemon.client().status()
-            #expect(status.extra["room"]?.objectValue?["activity"]?.objectValue?["id"] == 0)
+            #expect(status.room?.activity.id == 0)
             #expect(status.position != nil)
         }
         // The room still plays, together.
@@ -118,7 +118,7 @@ extension ClearFailureTests {
         // Away and straight back: nobody hears of it.
         try player.request(["seek", 60, "absolute"])
         sleepSeconds(0.05)
-        let back = try alice.client().status().extra["drift"]?.objectValue?["expected"]?.numberValue ?? 25
+        let back = try alice.client().status().drift?.expected ?? 25
         try player.request(["seek", .number(back), "absolute"])
         let stray = try events.waitForEvent(named: "notice", timeout: 2) { $0.fields["action"] == "seek" }
         #expect(stray == nil, "unexpected \(String(describing: stray?.fields))")

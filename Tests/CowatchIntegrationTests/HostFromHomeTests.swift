@@ -12,13 +12,13 @@ import Testing
 @Suite("Hosting from home: port mapping through a real router", .serialized, .enabled(if: HomeNetwork.available))
 struct HostFromHomeTests {
     /// `get_status`'s room.reachability.
-    static func reachability(_ daemon: DaemonProcess) throws -> JSONValue? {
-        try daemon.client().status().extra["room"]?["reachability"]
+    static func reachability(_ daemon: DaemonProcess) throws -> ReachabilityStatus? {
+        try daemon.client().status().room?.reachability
     }
 
-    static func waitReachability(_ daemon: DaemonProcess, timeout: Double = 20, _ predicate: (JSONValue) -> Bool) throws -> JSONValue {
+    static func waitReachability(_ daemon: DaemonProcess, timeout: Double = 20, _ predicate: (ReachabilityStatus) -> Bool) throws -> ReachabilityStatus {
         let deadline = monotonicNow() + timeout
-        var last: JSONValue?
+        var last: ReachabilityStatus?
         while monotonicNow() < deadline {
             last = try reachability(daemon)
             if let last, predicate(last) { return last }
@@ -41,9 +41,9 @@ struct HostFromHomeTests {
         let media = try TestMedia.audioVideo()
         let host = try Self.host(network, media: media, ["--map-port", "upnp", "--map-lease", "30"])
         defer { host.terminate() }
-        let mapped = try Self.waitReachability(host) { $0["state"] == "mapped" }
-        #expect(mapped["address"] == .string(network.wanAddress))
-        #expect(mapped["method"] == "upnp")
+        let mapped = try Self.waitReachability(host) { $0.state == "mapped" }
+        #expect(mapped.address == network.wanAddress)
+        #expect(mapped.mapping?.method == "upnp")
         #expect(try network.forwardings().contains { $0.contains("dport 7433") && $0.contains(network.homeAddress) })
         // The person was told, in words.
         #expect(host.stderr.contains("friends can reach this machine at \(network.wanAddress):7433"))
@@ -57,7 +57,7 @@ struct HostFromHomeTests {
         let friend = try DaemonProcess(
             name: "finn", media: media, extraArguments: ["--join", link, "--no-osd"], launcher: network.launcher(network.internet))
         defer { friend.terminate() }
-        try friend.client().waitForStatus(timeout: 20) { $0.extra["room"]?["session"] == "joined" }
+        try friend.client().waitForStatus(timeout: 20) { $0.room?.session == "joined" }
         _ = try friend.client().request(.play)
         // Both play, together (a generous bound: the drift tests measure how close).
         let together = try host.client().waitForStatus(timeout: 10) { !$0.paused && ($0.position ?? 0) > 1 }
@@ -84,10 +84,10 @@ struct HostFromHomeTests {
         try network.startRouter()
         let host = try Self.host(network, media: try TestMedia.audioVideo(), ["--map-port", method, "--map-lease", "60"])
         defer { host.terminate() }
-        let mapped = try Self.waitReachability(host) { $0["state"] == "mapped" }
-        #expect(mapped["method"] == .string(method))
-        #expect(mapped["address"] == .string(network.wanAddress))
-        #expect(mapped["lease"]?.numberValue.map { $0 >= 30 && $0 <= 60 } == true)
+        let mapped = try Self.waitReachability(host) { $0.state == "mapped" }
+        #expect(mapped.mapping?.method == method)
+        #expect(mapped.address == network.wanAddress)
+        #expect(mapped.mapping.map { $0.lease >= 30 && $0.lease <= 60 } == true)
         #expect(try network.forwardings().contains { $0.contains("dport 7433") })
         #expect(host.terminate() == 0)
         #expect(try network.forwardings().isEmpty)
@@ -99,9 +99,9 @@ struct HostFromHomeTests {
         defer { network.tearDown() }
         let host = try Self.host(network, media: try TestMedia.audioVideo(), [])
         defer { host.terminate() }
-        let report = try Self.waitReachability(host, timeout: 30) { $0["state"] != "checking" }
-        #expect(report["state"] == "no-gateway")
-        #expect(report["advice"]?.stringValue?.contains("UPnP") == true)
+        let report = try Self.waitReachability(host, timeout: 30) { $0.state != "checking" }
+        #expect(report.state == "no-gateway")
+        #expect(report.advice?.contains("UPnP") == true)
         #expect(host.stderr.contains("no router answered"))
         // The invite still comes, with the LAN address.
         let link = try #require(try host.client().request(.getInvite(host: nil))["invite"]?.stringValue)
@@ -115,10 +115,10 @@ struct HostFromHomeTests {
         try network.startRouter()
         let host = try Self.host(network, media: try TestMedia.audioVideo(), [])
         defer { host.terminate() }
-        let report = try Self.waitReachability(host, timeout: 30) { $0["state"] != "checking" }
-        #expect(report["state"] == "carrier-grade-nat")
-        #expect(report["summary"]?.stringValue?.contains("100.64.0.1") == true)
-        #expect(report["advice"]?.stringValue?.contains("VPN") == true)
+        let report = try Self.waitReachability(host, timeout: 30) { $0.state != "checking" }
+        #expect(report.state == "carrier-grade-nat")
+        #expect(report.summary.contains("100.64.0.1"))
+        #expect(report.advice?.contains("VPN") == true)
         #expect(try network.forwardings().isEmpty)
     }
 
@@ -164,8 +164,8 @@ struct HostFromHomeTests {
         let media = try TestMedia.audioVideo()
         let host = try Self.host(network, media: media, ["--map-port", "pcp", "--map-lease", "60"])
         defer { host.terminate() }
-        let report = try Self.waitReachability(host) { $0["ipv6"]?["state"] == "mapped" && $0["state"] == "mapped" }
-        #expect(report["ipv6"]?["address"] == .string(network.homeIPv6))
+        let report = try Self.waitReachability(host) { $0.ipv6?.state == "mapped" && $0.state == "mapped" }
+        #expect(report.ipv6?.address == network.homeIPv6)
         #expect(try network.pinholes().contains { $0.contains("dport 7433") })
         // The invite offers the opened IPv6 address among its alternates, first of them.
         let link = try #require(try host.client().request(.getInvite(host: nil))["invite"]?.stringValue)
@@ -177,7 +177,7 @@ struct HostFromHomeTests {
         let friend = try DaemonProcess(
             name: "finn", media: media, extraArguments: ["--join", invite.text, "--no-osd"], launcher: network.launcher(network.internet))
         defer { friend.terminate() }
-        try friend.client().waitForStatus(timeout: 20) { $0.extra["room"]?["session"] == "joined" }
+        try friend.client().waitForStatus(timeout: 20) { $0.room?.session == "joined" }
         #expect(host.terminate() == 0)
         #expect(try network.pinholes().isEmpty)
     }

@@ -14,7 +14,7 @@ struct InviteAddressRaceTests {
         let media = try TestMedia.audioVideo()
         let host = try DaemonProcess(name: "hana", media: media, extraArguments: ["--host", "127.0.0.1:\(port)", "--room", "den", "--no-osd"])
         defer { host.terminate() }
-        try host.client().waitForStatus(timeout: 20) { $0.extra["room"]?["session"] == "joined" }
+        try host.client().waitForStatus(timeout: 20) { $0.room?.session == "joined" }
         let link = try #require(try host.client().request(.getInvite(host: nil))["invite"]?.stringValue)
         var invite = try Invite.parse(link)
         // A private address nothing answers on here comes first, as a stale router address would.
@@ -23,7 +23,7 @@ struct InviteAddressRaceTests {
         let started = monotonicNow()
         let friend = try DaemonProcess(name: "finn", media: media, extraArguments: ["--join", invite.text, "--no-osd"])
         defer { friend.terminate() }
-        try friend.client().waitForStatus(timeout: 20) { $0.extra["room"]?["session"] == "joined" }
+        try friend.client().waitForStatus(timeout: 20) { $0.room?.session == "joined" }
         // Well under the 5 s a connection attempt may take (generous for a loaded machine).
         #expect(monotonicNow() - started < 4.5)
         #expect(friend.stderr.contains("reached the room server at 127.0.0.1:\(port) (the invite's other address 10.255.255.1:\(port) did not answer first)"), "\(friend.stderr)")

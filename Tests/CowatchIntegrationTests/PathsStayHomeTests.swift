@@ -13,12 +13,12 @@ struct PathsStayHomeTests {
         #expect(media.hasPrefix("/"))
         let host = try DaemonProcess(name: "hana", media: media, extraArguments: ["--host", "127.0.0.1:\(freeLoopbackPort())", "--room", "den", "--no-osd"])
         defer { host.terminate() }
-        try host.client().waitForStatus(timeout: 20) { $0.extra["room"]?["session"] == "joined" }
+        try host.client().waitForStatus(timeout: 20) { $0.room?.session == "joined" }
         let link = try #require(try host.client().request(.getInvite(host: nil))["invite"]?.stringValue)
         let friend = try DaemonProcess(name: "finn", media: media, extraArguments: ["--join", link, "--no-osd"])
         defer { friend.terminate() }
-        let status = try friend.client().waitForStatus(timeout: 20) { $0.extra["room"]?["session"] == "joined" }
-        let url = status.extra["room"]?["activity"]?["url"]?.stringValue
+        let status = try friend.client().waitForStatus(timeout: 20) { $0.room?.session == "joined" }
+        let url = status.room?.activity.url
         #expect(url == (media as NSString).lastPathComponent)
         #expect(url?.contains("/") == false)
     }

@@ -221,7 +221,7 @@ private final class Evening {
         try process.run()
         daemons[person] = process
         let client = try waitForSocket(person, log: log)
-        _ = try client.waitForStatus(timeout: 20) { $0.extra["room"]?["session"] == "joined" }
+        _ = try client.waitForStatus(timeout: 20) { $0.room?.session == "joined" }
         if invite == nil, arguments.contains("--host") {
             invite = try client.request(.getInvite(host: "127.0.0.1"))["invite"]?.stringValue
         }
@@ -237,9 +237,9 @@ private final class Evening {
     func rejoinAll() throws {
         for (person, _) in daemons.sorted(by: { $0.key < $1.key }) {
             let client = try ControlClient(path: socket(person))
-            if try client.status().extra["room"]?["session"] != "joined" {
+            if try client.status().room?.session != "joined" {
                 _ = try? client.request(.join)
-                _ = try client.waitForStatus(timeout: 20) { $0.extra["room"]?["session"] == "joined" }
+                _ = try client.waitForStatus(timeout: 20) { $0.room?.session == "joined" }
             }
         }
     }

@@ -20,8 +20,8 @@ struct RestartResumeTests {
 
     private func role(_ daemon: DaemonProcess, timeout: Double = 15) throws -> String? {
         let client = try daemon.client()
-        let status = try client.waitForStatus(timeout: timeout) { $0.extra["room"]?["session"] == "joined" }
-        return status.extra["room"]?["role"]?.stringValue
+        let status = try client.waitForStatus(timeout: timeout) { $0.room?.session == "joined" }
+        return status.room?.role
     }
 
     @Test("the owner and an operator, killed and started again while a friend stays, get their names and roles back; forget drops them")
@@ -53,14 +53,17 @@ struct RestartResumeTests {
         }
 
         // `cowatch forget` drops alice's token: started again, she is a newcomer to her own
-        // name, which the owner's role still holds; refused, said plainly.
+        // name, which the owner's role still holds; refused, said plainly with how to get in,
+        // and the daemon stays up (issue 22 item 1).
         let alice = room.daemons[0]
         let forgot = try runBinary("cowatch", ["forget", "club", "--name", "alice"], environment: ["XDG_STATE_HOME": alice.directory + "/state"])
         #expect(forgot.status == 0 && forgot.stdout.contains("forgot 1 session token"), "\(forgot)")
-        let stranger = try DaemonProcess(
-            name: "alice", media: media, extraArguments: flags, directory: alice.directory, waitUntilReady: false)
-        #expect(stranger.waitForExit(timeout: 20) == 1)
-        #expect(stranger.stderr.contains("name-taken"), "\(stranger.stderr)")
+        let stranger = try DaemonProcess(name: "alice", media: media, extraArguments: flags, directory: alice.directory)
+        defer { stranger.terminate() }
+        let out = try stranger.client().waitForStatus(timeout: 20) { $0.room?.reason == "name-taken" }
+        #expect(out.room?.session == "invalidated")
+        #expect(stranger.stderr.contains("name-taken") && stranger.stderr.contains("--name OTHER"), "\(stranger.stderr)")
+        #expect(stranger.process.isRunning)
     }
 
     @Test("a host restarted with a new secret keeps its room (and says so); a friend with the old invite is refused mid-film and keeps playing")
@@ -89,8 +92,8 @@ struct RestartResumeTests {
 
         // finn's daemon reconnects with the old secret: refused, told why, still running, player open.
         let finn = room.clients[1]
-        let out = try finn.waitForStatus(timeout: 30) { $0.extra["room"]?["reason"] == "auth-failed" }
-        #expect(out.extra["room"]?["session"] == "invalidated", "\(out.extra)")
+        let out = try finn.waitForStatus(timeout: 30) { $0.room?.reason == "auth-failed" }
+        #expect(out.room?.session == "invalidated", "\(String(describing: out.room))")
         #expect(room.daemons[1].process.isRunning)
         #expect(room.daemons[1].stderr.contains("ask for the new invite"), "\(room.daemons[1].stderr)")
         #expect(try finn.status().duration != nil)

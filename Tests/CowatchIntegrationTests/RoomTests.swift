@@ -148,16 +148,16 @@ struct RoomTests {
         #expect(speed?.fields["rate"] == 1.5)
     }
 
-    @Test("two participants with one name: the second is refused with a clear error")
+    @Test("two participants with one name: the second is refused with a clear error, and stays up out of the room")
     func nameClash() throws {
         let media = try TestMedia.audioVideo()
         let room = try DaemonRoom(names: ["bob"], media: media, room: "clash", probes: true)
         let impostor = try DaemonProcess(
-            name: "bob", media: media, extraArguments: ["--join", room.server.address, "--room", "clash"],
-            waitUntilReady: false)
-        let status = impostor.waitForExit(timeout: 20)
-        #expect(status == 1)
-        #expect(impostor.stderr.contains("bob") && impostor.stderr.contains("already"), "\(impostor.stderr)")
+            name: "bob", media: media, extraArguments: ["--join", room.server.address, "--room", "clash"])
+        defer { impostor.terminate() }
+        let status = try impostor.client().waitForStatus(timeout: 20) { $0.room?.reason == "name-taken" }
+        #expect(status.room?.session == "invalidated" && impostor.process.isRunning)
+        #expect(impostor.stderr.contains("bob") && impostor.stderr.contains("--name OTHER"), "\(impostor.stderr)")
         #expect(try room.clients[0].status().name == "bob")
         #expect(try room.clients[0].request(.getParticipants).arrayValue?.count == 1)
     }

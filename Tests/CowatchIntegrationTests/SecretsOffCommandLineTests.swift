@@ -17,7 +17,7 @@ struct SecretsOffCommandLineTests {
         let host = try DaemonProcess(
             name: "hana", media: try TestMedia.audioVideo(),
             extraArguments: ["--host", "127.0.0.1:\(freeLoopbackPort())", "--room", "den", "--room-secret-file", secretFile, "--no-osd"])
-        try host.client().waitForStatus(timeout: 20) { $0.extra["room"]?["session"] == "joined" }
+        try host.client().waitForStatus(timeout: 20) { $0.room?.session == "joined" }
         let kept = host.directory + "/state/cowatch/invite-den.txt"
         let deadline = monotonicNow() + 10
         while !FileManager.default.fileExists(atPath: kept), monotonicNow() < deadline { usleep(50_000) }
@@ -37,7 +37,7 @@ struct SecretsOffCommandLineTests {
         #expect(link.contains("secret=hunter2"))
         let friend = try DaemonProcess(name: "finn", media: try TestMedia.audioVideo(), extraArguments: ["--join", link, "--no-osd"])
         defer { friend.terminate() }
-        try friend.client().waitForStatus(timeout: 20) { $0.extra["room"]?["session"] == "joined" }
+        try friend.client().waitForStatus(timeout: 20) { $0.room?.session == "joined" }
         let shown = try Self.commandLine(of: friend)
         #expect(shown.contains("--join cowatch://"))
         #expect(!shown.contains("hunter2"), "\(shown)")
@@ -53,13 +53,13 @@ struct SecretsOffCommandLineTests {
         chmod(copy, 0o600)
         let fromFile = try DaemonProcess(name: "finn", media: try TestMedia.audioVideo(), extraArguments: ["--join-file", copy, "--no-osd"])
         defer { fromFile.terminate() }
-        try fromFile.client().waitForStatus(timeout: 20) { $0.extra["room"]?["session"] == "joined" }
+        try fromFile.client().waitForStatus(timeout: 20) { $0.room?.session == "joined" }
         #expect(!(try Self.commandLine(of: fromFile)).contains("cowatch://"))
 
         let fromEnvironment = try DaemonProcess(
             name: "gwen", media: try TestMedia.audioVideo(), extraArguments: ["--no-osd"], environment: ["COWATCH_JOIN": link])
         defer { fromEnvironment.terminate() }
-        try fromEnvironment.client().waitForStatus(timeout: 20) { $0.extra["room"]?["session"] == "joined" }
+        try fromEnvironment.client().waitForStatus(timeout: 20) { $0.room?.session == "joined" }
     }
 
     @Test("an invite file with a secret that others may read is refused, saying how to fix it")

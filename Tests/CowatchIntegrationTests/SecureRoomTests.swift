@@ -11,9 +11,14 @@ import Testing
 struct SecureRoomTests {
     static let secret = "popcorn & rain at 8"
 
-    /// Waits for a daemon that should be refused to exit, and returns its exit code and stderr.
-    static func refused(_ daemon: DaemonProcess, timeout: Double = 20) -> (Int32?, String) {
-        (daemon.waitForExit(timeout: timeout), daemon.stderr)
+    /// Waits until a daemon that should be refused says so — it stays up, out of the room, with
+    /// its player open — and returns why (the session's reason) and its stderr; then stops it.
+    static func refused(_ daemon: DaemonProcess, timeout: Double = 20) throws -> (String?, String) {
+        defer { daemon.terminate() }
+        try daemon.awaitReady(timeout: timeout)
+        let status = try daemon.client().waitForStatus(timeout: timeout) { $0.room?.session == "invalidated" }
+        #expect(daemon.process.isRunning, "\(daemon.name) stays up")
+        return (status.room?.reason, daemon.stderr)
     }
 
     @Test("friends join through the invite line, play in sync, and carry on across a server restart; outsiders stay out")
@@ -31,14 +36,14 @@ struct SecureRoomTests {
         let outsider = try DaemonProcess(
             name: "mallory", media: media, extraArguments: ["--join", "127.0.0.1:\(port)", "--room", "film", "--no-osd"],
             waitUntilReady: false)
-        let (code, stderr) = Self.refused(outsider)
-        #expect(code == 1)
+        let (code, stderr) = try Self.refused(outsider)
+        #expect(code == "auth-failed")
         #expect(stderr.contains("secret"), "\(stderr)")
         // One with a wrong secret.
         let guesser = try DaemonProcess(
             name: "guess", media: media, extraArguments: ["--join", room.server.invite(room: "film", secret: "not the secret"), "--no-osd"],
             waitUntilReady: false)
-        #expect(Self.refused(guesser).0 == 1)
+        #expect(try Self.refused(guesser).0 == "auth-failed")
         // One whose invite pins another key (a server in the middle would have another key).
         // Its first key character changed: the last one of 43 carries only 4 bits, so changing it can
         // make a key that is not canonical base64url (refused as invalid, never reaching the server).
@@ -76,7 +81,7 @@ struct SecureRoomTests {
         let racer = try DaemonProcess(
             name: "racer", media: media, extraArguments: ["--join", "127.0.0.1:\(port)", "--room", "film", "--no-osd"],
             waitUntilReady: false)
-        #expect(Self.refused(racer).0 == 1)
+        #expect(try Self.refused(racer).0 == "auth-failed")
         try room.waitForParticipants(2, timeout: 15)
         sleepSeconds(2)
         for client in clients {

@@ -22,7 +22,7 @@ struct SessionLifecycleTests {
         // Without --yes and without a terminal the CLI refuses: it would end it for everyone.
         let refused = try runCowatch(["end", "--socket", group.daemons[0].controlPath])
         #expect(refused.status == 1 && refused.stderr.contains("--yes"))
-        #expect(try group.clients[0].status().extra["room"]?["session"] == "joined")
+        #expect(try group.clients[0].status().room?.session == "joined")
 
         let ended = try runCowatch(["end", "--yes", "--socket", group.daemons[0].controlPath])
         #expect(ended.status == 0, "\(ended.stderr)")
@@ -37,7 +37,7 @@ struct SessionLifecycleTests {
         #expect(group.daemons[1].waitForExit(timeout: 10) == 0, "ben should quit on end:\n\(group.daemons[1].stderr)")
         // cat keeps its player: still answering, still at its place, following nobody.
         let cat = try group.clients[2].status()
-        #expect(cat.extra["room"]?["session"] == "invalidated" && cat.extra["room"]?["ended_by"] == "ann")
+        #expect(cat.room?.session == "invalidated" && cat.room?.endedBy == "ann")
         #expect(cat.duration != nil)
         try group.clients[2].request(.pause)  // acts on cat's player alone now
         #expect(try group.clients[2].status().paused)
@@ -66,8 +66,8 @@ struct SessionLifecycleTests {
         // Both load the new file and start from its beginning, together.
         for client in group.clients {
             let status = try client.waitForStatus(timeout: 20) { $0.media == second && !$0.paused && ($0.position ?? 0) > 0.5 }
-            #expect(status.extra["room"]?["activity"]?["id"] == 1)
-            #expect(status.extra["room"]?["activity"]?["title"] == "Second film")
+            #expect(status.room?.activity.id == 1)
+            #expect(status.room?.activity.title == "Second film")
             #expect((status.position ?? 99) < 10, "started from the beginning of the new media")
         }
         sleepSeconds(2)
@@ -76,7 +76,7 @@ struct SessionLifecycleTests {
         // A late joiner with the old file is switched to the room's media.
         try group.add("fay", media: first)
         let fay = try group.clients[2].waitForStatus(timeout: 20) { $0.media == second && !$0.paused }
-        #expect(fay.extra["room"]?["activity"]?["opened_by"] == "eve")
+        #expect(fay.room?.activity.openedBy == "eve")
     }
 
     @Test("two switches at once: everyone ends on the one the room applied last, without a false different-file warning")
@@ -100,11 +100,11 @@ struct SessionLifecycleTests {
             try group.clients[index].sendLine(line.encoded())
         }
         for index in 0..<2 { _ = try group.clients[index].awaitReply(requestID: .number(Double(50 + index))) }
-        let final = try group.clients[0].status().extra["room"]?["activity"]?["url"]?.stringValue
+        let final = try group.clients[0].status().room?.activity.url
         let expected = try #require(final)
         for client in group.clients {
             let status = try client.waitForStatus(timeout: 20) {
-                $0.media == expected && $0.extra["room"]?["activity"]?["id"] == 2 && !$0.paused && ($0.position ?? 0) > 0.3
+                $0.media == expected && $0.room?.activity.id == 2 && !$0.paused && ($0.position ?? 0) > 0.3
             }
             #expect(status.duration.map { abs($0 - 75) < 1 } == true)
         }
@@ -163,7 +163,7 @@ struct SessionLifecycleTests {
             #expect(error.code == .openRefused && error.message.contains("internal sources"), "\(error)")
         }
         let status = try group.clients[0].status()
-        #expect(status.extra["room"]?["can_play"] == true && status.extra["room"]?["activity"]?["id"] == 1)
+        #expect(status.room?.canPlay == true && status.room?.activity.id == 1)
     }
 
     @Test("different files: everyone gets a warning naming who has a different one; playback still works")
@@ -191,7 +191,7 @@ struct SessionLifecycleTests {
         let group = try DaemonRoom(room: "ready-room", venue: .server(arguments: ["--play-when-ready", "--wait-timeout", "30"]))
         try group.add("lee", media: media)
         try group.add("max", media: media)
-        #expect(try group.clients[0].status().extra["room"]?["policy"]?["play_when_ready"] == true)
+        #expect(try group.clients[0].status().room?.policy.playWhenReady == true)
 
         try group.clients[0].request(.play)
         let waiting = try group.expectNotices("waiting")
@@ -263,7 +263,7 @@ struct SessionLifecycleTests {
             let positions = try group.positions()
             let bob = try group.clients[1].status()
             gap = abs(positions[0] - positions[1])
-            if !bob.paused && bob.extra["room"]?["stall"] == .null && gap < 0.1 { break }
+            if !bob.paused && bob.room != nil && bob.room?.stall == nil && gap < 0.1 { break }
             sleepSeconds(0.2)
         }
         #expect(gap < 0.1, "bob did not catch up: \(gap) s apart")

@@ -80,7 +80,7 @@ extension ControlEvent {
         case .message:
             self = .message(try ReceivedMessage(fields))
         case .attachmentAdded:
-            self = .attachmentAdded(try Self.attachment(fields), history: try fields.optionalBool("history") ?? false)
+            self = .attachmentAdded(try Attachment(controlFields: fields), history: try fields.optionalBool("history") ?? false)
         case .attachmentRemoved:
             self = .attachmentRemoved(try AttachmentRemoval(fields))
         case .attachmentProgress:
@@ -137,22 +137,5 @@ extension ControlEvent {
         case let other:
             throw .malformedControlMessage("\(fields.what): state \"\(other.prefix(40))\" is not one this client knows")
         }
-    }
-
-    private static func attachment(_ fields: ControlFields) throws(CowatchError) -> Attachment {
-        Attachment(
-            id: try fields.string("id"), name: try fields.string("name"), size: try fields.count("size"),
-            from: try fields.string("participant"), meta: fields.value("meta"))
-    }
-}
-
-extension Attachment {
-    /// The attachment as the control protocol shows it (`attachment-added`, `get_attachments`,
-    /// `fetch`): `id`, `name`, `size`, `participant`, `meta`, `subtitles` (derived, never read back).
-    public var controlFields: [String: JSONValue] {
-        [
-            "id": .string(id), "name": .string(name), "size": .count(size), "participant": .string(from),
-            "meta": meta ?? .null, "subtitles": .bool(isSubtitles),
-        ]
     }
 }

@@ -28,6 +28,17 @@ public struct ControlFields: Sendable {
         self.what = what
     }
 
+    /// Reads `value`, which must be a JSON array of objects (a list reply such as
+    /// `get_participants`); `what` names the reply ("the get_participants reply"), its entries
+    /// are "`what`'s entry". Throws `malformed-control-message` otherwise.
+    public static func list(_ value: JSONValue, what: String) throws(CowatchError) -> [ControlFields] {
+        guard let entries = value.arrayValue else { throw .malformedControlMessage("\(what) is not a JSON array") }
+        var list: [ControlFields] = []
+        list.reserveCapacity(entries.count)
+        for entry in entries { list.append(try ControlFields(entry, what: "\(what)'s entry")) }
+        return list
+    }
+
     /// The value of `key`, nil when absent or null.
     public func value(_ key: String) -> JSONValue? {
         guard let value = object[key], value != .null else { return nil }

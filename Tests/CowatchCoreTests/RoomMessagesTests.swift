@@ -96,7 +96,9 @@ struct RoomMessagesTests: SequencerTesting {
         let outputs = sequencer.received(
             .message(RoomMessage(id: 9, topic: "note", payload: payload, reliable: true, to: ["carol", "nobody"])), from: 1, now: 1)
         #expect(messages(outputs, to: 2).isEmpty)
-        #expect(messages(outputs, to: 3) == [.message(RoomMessage(id: 9, topic: "note", payload: payload, reliable: true, from: "alice"))])
+        let alice = SessionTokens.sender(ofID: SessionTokens.id(of: sequencer.joined[1]!.token))
+        #expect(
+            messages(outputs, to: 3) == [.message(RoomMessage(id: 9, topic: "note", payload: payload, reliable: true, from: "alice", sender: alice))])
         // The acknowledgement waits for carol's copy to be written (DeliveryTrackerTests).
         #expect(messages(outputs, to: 1).isEmpty)
         #expect(outputs.last == .acknowledgeWhenWritten(.init(sender: 1, messageID: 9, recipients: [(3, "carol")])))
@@ -109,7 +111,8 @@ struct RoomMessagesTests: SequencerTesting {
         configuration.admission.messageRate = 1
         var sequencer = room(["alice", "bob"], features: [WireFeature.messages], configuration: configuration)
         let first = sequencer.received(.message(RoomMessage(id: 1, topic: "cursor", payload: "[1,2]", reliable: false)), from: 1, now: 1)
-        #expect(first == [.sendMessage(2, .message(RoomMessage(id: 1, topic: "cursor", payload: "[1,2]", reliable: false, from: "alice")), reliable: false)])
+        let alice = SessionTokens.sender(ofID: SessionTokens.id(of: sequencer.joined[1]!.token))
+        #expect(first == [.sendMessage(2, .message(RoomMessage(id: 1, topic: "cursor", payload: "[1,2]", reliable: false, from: "alice", sender: alice)), reliable: false)])
         _ = sequencer.received(.message(RoomMessage(id: 2, topic: "cursor", payload: "[1,3]", reliable: false)), from: 1, now: 1)
         #expect(sequencer.received(.message(RoomMessage(id: 3, topic: "cursor", payload: "[1,4]", reliable: false)), from: 1, now: 1).isEmpty)
         let reliable = sequencer.received(.message(RoomMessage(id: 4, topic: "state", payload: "{}", reliable: true)), from: 1, now: 1)

@@ -53,8 +53,9 @@ struct IdentityBanTests {
         // Someone else under bob's name (no session of bob's): the name stays out, said as such.
         let namesake = try DaemonProcess(
             name: "bob", media: try TestMedia.audioVideo(),
-            extraArguments: ["--join", viewers.address, "--room", "household", "--no-osd"], waitUntilReady: false)
-        #expect(namesake.waitForExit(timeout: 30) == 1, "\(namesake.stderr)")
+            extraArguments: ["--join", viewers.address, "--room", "household", "--no-osd"])
+        defer { namesake.terminate() }
+        try Self.keptOut(namesake)
         #expect(namesake.stderr.contains("the name bob was removed from room household"), "\(namesake.stderr)")
         #expect(!namesake.stderr.contains("you were removed"), "\(namesake.stderr)")
         try viewers.waitJoined(0, participants: 3)
@@ -103,13 +104,15 @@ struct IdentityBanTests {
             #expect(refusal?["code"]?.stringValue == "auth-failed", "attempt \(attempt): \(String(describing: refusal))")
         }
         // The fifth, eve's own daemon: the refusal says what now holds.
-        let eve = try DaemonProcess(name: "eve", media: media, extraArguments: room + ["--room-secret-file", wrongFile], waitUntilReady: false)
-        #expect(eve.waitForExit(timeout: 30) == 1, "\(eve.stderr)")
+        let eve = try DaemonProcess(name: "eve", media: media, extraArguments: room + ["--room-secret-file", wrongFile])
+        try Self.keptOut(eve)
+        eve.terminate()
         #expect(eve.stderr.contains("wrong secret for room vault"), "\(eve.stderr)")
         #expect(eve.stderr.contains("too many wrong secrets for eve in room vault from this address"), "\(eve.stderr)")
         // Once more as eve: refused at once and told why (never "did not answer in time").
-        let again = try DaemonProcess(name: "eve", media: media, extraArguments: room + ["--room-secret-file", wrongFile], waitUntilReady: false)
-        #expect(again.waitForExit(timeout: 30) == 1, "\(again.stderr)")
+        let again = try DaemonProcess(name: "eve", media: media, extraArguments: room + ["--room-secret-file", wrongFile])
+        defer { again.terminate() }
+        try Self.keptOut(again)
         #expect(again.stderr.contains("too many wrong secrets for eve in room vault from this address; try again in"), "\(again.stderr)")
         #expect(!again.stderr.contains("did not answer"), "\(again.stderr)")
 
@@ -130,5 +133,14 @@ struct IdentityBanTests {
         #expect(refusal?.message.contains("too many connections from 127.0.0.1") == true, "\(String(describing: refusal))")
         #expect(refusal?.message.contains("did not answer") == false)
         #expect(try viewers.roomStatus(1)["session"] == "waiting")  // still trying
+    }
+}
+
+extension IdentityBanTests {
+    /// A refused daemon stays up, out of the room with its player open (issue 22): waits until its
+    /// session says it was refused.
+    static func keptOut(_ daemon: DaemonProcess) throws {
+        let status = try daemon.client().waitForStatus(timeout: 30) { $0.room?.session == "invalidated" }
+        #expect(status.room?.reason != nil && daemon.process.isRunning, "\(daemon.stderr)")
     }
 }

@@ -33,6 +33,16 @@ public struct SessionTokens: Sendable {
         String(token.split(separator: ".", maxSplits: 1).first ?? "")
     }
 
+    /// Bytes of a `sender(ofID:)`.
+    public static let senderBytes = 8
+
+    /// What others in the room are told of a token with id `id`, to tell its messages apart from
+    /// another session's under the same name (`RoomMessage.sender`): a hash of the id, which
+    /// neither is nor reveals it.
+    public static func sender(ofID id: String) -> String {
+        Hex.encode(Array(SHA256.hash(data: Array("cowatch-sender-v1\0\(id)".utf8))).prefix(senderBytes))
+    }
+
     public func verify(_ token: String, room: String, name: String) -> Bool {
         let parts = token.split(separator: ".", omittingEmptySubsequences: false)
         guard parts.count == 2, parts[0].utf8.count == 32, parts[1].utf8.count == 32 else { return false }

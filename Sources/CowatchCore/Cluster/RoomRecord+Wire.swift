@@ -4,6 +4,8 @@
 ///
 /// Decoding checks everything (the directory is shared infrastructure, not this process): hex
 /// of the right lengths, valid names, at most `maxOperators` operators; anything else is nil.
+/// Held names (`HeldNames`) travel too; an entry that is not a name and a token id is left out,
+/// and only the newest `maxNames` are kept.
 extension RoomSequencer.RoomRecord {
     public var directoryJSON: JSONValue {
         var entry: [String: JSONValue] = ["operators": .object(operators.mapValues(JSONValue.string))]
@@ -13,10 +15,22 @@ extension RoomSequencer.RoomRecord {
         }
         if let owner { entry["owner"] = .string(owner) }
         if let ownerToken { entry["owner_token"] = .string(ownerToken) }
+        entry["names"] = names.json
         return .object(entry)
     }
 
-    public init?(directoryJSON value: JSONValue, maxOperators: Int = 32) {
+    /// Held names as kept (`[[name, token id], …]`, oldest first); entries that are not a valid
+    /// name and a token id are left out.
+    public static func holds(from value: JSONValue) -> [HeldNames.Hold] {
+        (value.arrayValue ?? []).compactMap { entry in
+            guard let pair = entry.arrayValue, pair.count == 2, let name = pair[0].stringValue, let id = pair[1].stringValue,
+                (try? ParticipantName.validate(name)) != nil, id.utf8.count == 32, Hex.decode(id) != nil
+            else { return nil }
+            return HeldNames.Hold(name: name, tokenID: id)
+        }
+    }
+
+    public init?(directoryJSON value: JSONValue, maxOperators: Int = 32, maxNames: Int = 128) {
         guard let entry = value.objectValue else { return nil }
         func hex(_ key: String, bytes: Int) -> String?? {
             guard let raw = entry[key], raw != .null else { return .some(nil) }
@@ -48,7 +62,8 @@ extension RoomSequencer.RoomRecord {
             }
         }
         self.init(
-            verifier: salt.map { RoomVerifier(salt: $0, key: key!) }, owner: owner, ownerToken: ownerToken, operators: operators)
+            verifier: salt.map { RoomVerifier(salt: $0, key: key!) }, owner: owner, ownerToken: ownerToken, operators: operators,
+            names: HeldNames(entry["names"].map(Self.holds(from:)) ?? [], limit: maxNames))
     }
 }
 

@@ -103,7 +103,9 @@ extension RoomCoordinator {
     }
 
     mutating func messageReceived(_ message: RoomMessage) -> [Action] {
-        let key = "\(message.from ?? "")/\(message.id)"
+        // Ids are unique per sender session (token): by it when the server names it, so another
+        // session that once used the same name cannot have used up this one's ids.
+        let key = message.sender.map { "session:\($0)/\(message.id)" } ?? "\(message.from ?? "")/\(message.id)"
         guard !seenMessageSet.contains(key) else { return [] }
         seenMessageSet.insert(key)
         seenMessages.append(key)

@@ -159,7 +159,7 @@ public struct RoomCoordinator: Sendable {
     /// After a reconnect: the others we were with, awaited (until a deadline) before our queued
     /// messages go, so a server restart that brings everyone back in turn loses nobody's copy.
     var awaitedPeers: (names: Set<String>, until: Double?)?
-    /// Messages delivered lately ("from/id"), to drop a copy a sender's reconnect resent.
+    /// Messages delivered lately (by sender session and id), to drop a copy a sender's reconnect resent.
     var seenMessages: [String] = []
     var seenMessageSet: Set<String> = []
     /// Where the player stood when last paused (its last paused sample not seeking), for timing

@@ -64,6 +64,7 @@ extension RoomSequencer {
         }
         var delivered = message
         delivered.from = membership.name
+        delivered.sender = membership.sender
         delivered.to = nil
         var outputs = recipients.map { Output.sendMessage($0.id, .message(delivered), reliable: message.reliable) }
         if message.reliable {

@@ -44,6 +44,9 @@ public struct RoomSequencer: Sendable {
         public var maxRecordsPerAddress = 16
         /// Operators one room may have. Default 32.
         public var maxOperators = 32
+        /// Names one room's record holds for the tokens that joined under them (`HeldNames`):
+        /// twice a full room, everyone in it and as many who stepped out. Default 128.
+        public var maxHeldNames = 128
         /// Chat (`--no-chat` turns it off: the feature is not offered). Default on.
         public var chat = true
         /// Chat lines a room keeps for late joiners. Default 50. Past it, the oldest line of the
@@ -94,11 +97,6 @@ public struct RoomSequencer: Sendable {
         case deleteStored(String)
     }
 
-    /// What is remembered of a room beyond its playback, and kept on disk.
-    ///
-    /// Roles belong to tokens, not to names: the owner's and each operator's name is held by the
-    /// id of the session token it had when it got the role, and only that token gives the role
-    /// (and the name) back. Nobody else may take those names.
     /// Where a room's group was, kept with its record so that a restarted server (or host)
     /// carries on from there: the position at `at` (the sequencer's clock), playing or not, at
     /// `rate`, for the activity named by `url` and `title`.
@@ -127,6 +125,12 @@ public struct RoomSequencer: Sendable {
         }
     }
 
+    /// What is remembered of a room beyond its playback, and kept on disk.
+    ///
+    /// Roles belong to tokens, not to names: the owner's and each operator's name is held by the
+    /// id of the session token it had when it got the role, and only that token gives the role
+    /// (and the name) back. Nobody else may take those names.
+    /// Other names are held the same way, by the token that last joined under them (`names`).
     public struct RoomRecord: Sendable, Equatable {
         public var verifier: RoomVerifier?
         /// Where the group was when the record was last saved (or the room fell asleep).
@@ -136,6 +140,8 @@ public struct RoomSequencer: Sendable {
         public var ownerToken: String?
         /// Operator name → the id of its token.
         public var operators: [String: String]
+        /// Every name a participant with a token joined under, held by that token (`HeldNames`).
+        public var names: HeldNames
         /// Dormant since (nil while the room is alive). Not kept on disk.
         public var dormantSince: Double?
         /// Who created the room (its address), for the per-address cap. Not kept on disk.
@@ -143,20 +149,23 @@ public struct RoomSequencer: Sendable {
 
         public init(
             verifier: RoomVerifier? = nil, owner: String? = nil, ownerToken: String? = nil, operators: [String: String] = [:],
-            dormantSince: Double? = nil, creatorAddress: String? = nil, timeline: KeptTimeline? = nil
+            dormantSince: Double? = nil, creatorAddress: String? = nil, timeline: KeptTimeline? = nil, names: HeldNames = .init()
         ) {
             self.verifier = verifier
             self.timeline = timeline
             self.owner = owner
             self.ownerToken = ownerToken
             self.operators = operators
+            self.names = names
             self.dormantSince = dormantSince
             self.creatorAddress = creatorAddress
         }
 
         /// What goes to disk (the rest is this run's).
         public var persisted: RoomRecord {
-            RoomRecord(verifier: verifier, owner: owner, ownerToken: ownerToken, operators: operators, timeline: timeline)
+            RoomRecord(
+                verifier: verifier, owner: owner, ownerToken: ownerToken, operators: operators, timeline: timeline,
+                names: names.persisted)
         }
 
         /// The role `tokenID` holds under `name`, if any.
@@ -192,6 +201,9 @@ public struct RoomSequencer: Sendable {
         var deadlines = false
         /// The optional features it negotiated (chat, messages, …).
         var features: Set<String> = []
+        /// What its messages' recipients are told of its token (`SessionTokens.sender(ofID:)`):
+        /// message ids are per token, never per name.
+        var sender = ""
     }
 
     struct HostedRoom {
@@ -233,6 +245,7 @@ public struct RoomSequencer: Sendable {
         self.records = records.mapValues { record in
             var dormant = record
             dormant.dormantSince = min(record.dormantSince ?? now, now)
+            dormant.names = HeldNames(record.names.holds, limit: configuration.maxHeldNames)
             return dormant
         }
         self.nextDormantExpiry = self.records.values.compactMap(\.dormantSince).min().map { $0 + configuration.dormantRoomMemory } ?? .infinity
@@ -512,6 +525,16 @@ public struct RoomSequencer: Sendable {
         if reservedHost != true, records[hello.room]?.reserves(hello.name, against: provenID) == true {
             return refuse(id, CowatchError(.nameTaken, "the name \(hello.name) is already taken by someone with a role in room \(hello.room)"), now: now)
         }
+        // Every other name belongs to the token that last joined under it, also while its person
+        // is away (one in the room now is for the check below: only its own token replaces it).
+        if reservedHost != true, rooms[hello.room]?.playback.member(named: hello.name) == nil,
+            records[hello.room]?.names.refuses(hello.name, tokenID: provenID) == true
+        {
+            return refuse(id, CowatchError(
+                .nameTaken,
+                "the name \(hello.name) belongs to someone who was in room \(hello.room), and only they get it back; join under another name"),
+                now: now)
+        }
         if let room = rooms[hello.room], let previous = room.playback.member(named: hello.name) {
             // The same name is in the room. Only the token that connection was given may replace
             // it (a reconnect while the old connection still looks alive); anyone else, even a
@@ -553,6 +576,10 @@ public struct RoomSequencer: Sendable {
             record.operators[hello.name] = nil
             role = .owner
         }
+        // The name is this token's now, for as long as the room is remembered.
+        record.names.hold(hello.name, tokenID: tokenID, address: address, limit: configuration.maxHeldNames) { name in
+            name != hello.name && rooms[hello.room]?.playback.member(named: name) != nil
+        }
         if role == .owner, record.verifier == nil, let offered {
             // The owner brings back a room that slept without a secret, now with one. Anyone else's
             // verifier for an existing record is ignored: it would lock the members out.
@@ -588,7 +615,7 @@ public struct RoomSequencer: Sendable {
         let features = Set(offeredFeatures(hello))
         joined[id] = Joined(
             room: hello.room, name: hello.name, token: token, deadlines: hello.features.contains(WireFeature.actionDeadline),
-            features: features)
+            features: features, sender: SessionTokens.sender(ofID: tokenID))
         admission.joined(id, now: now)
         // Proved with the room's own verifier, never with one a joiner merely offered.
         let proof = records[hello.room]?.verifier.map {

@@ -513,6 +513,7 @@ extension RoomMessage {
         ]
         if let to { object["to"] = .array(to.map(JSONValue.string)) }
         if let from { object["from"] = .string(from) }
+        if let sender { object["sender"] = .string(sender) }
         return .object(object)
     }
 
@@ -527,7 +528,8 @@ extension RoomMessage {
         guard (to?.count ?? 0) <= 64 else { throw WireReader.violation("a message goes to at most 64 names") }
         self.init(
             id: try reader.integer("id"), topic: topic, payload: payload, reliable: try reader.bool("reliable"), to: to,
-            from: withSender ? try reader.name("from", maxLength: ParticipantName.maxLength) : nil)
+            from: withSender ? try reader.name("from", maxLength: ParticipantName.maxLength) : nil,
+            sender: withSender ? try reader.optionalHex("sender", bytes: SessionTokens.senderBytes) : nil)
     }
 }
 

@@ -105,14 +105,21 @@ public struct RoomMessage: Sendable, Hashable {
     public var to: [String]?
     /// Who sent it (set by the server on delivery; nil from the sender).
     public var from: String?
+    /// Which session sent it (set by the server on delivery, 16 hex digits; nil from the sender
+    /// and from servers before it): one per session token, so ids are unique per token, and a
+    /// receiver's duplicate check goes by it, never by a name someone else could have used.
+    public var sender: String?
 
-    public init(id: Int, topic: String, payload: String, reliable: Bool, to: [String]? = nil, from: String? = nil) {
+    public init(
+        id: Int, topic: String, payload: String, reliable: Bool, to: [String]? = nil, from: String? = nil, sender: String? = nil
+    ) {
         self.id = id
         self.topic = topic
         self.payload = payload
         self.reliable = reliable
         self.to = to
         self.from = from
+        self.sender = sender
     }
 }
 

@@ -41,9 +41,9 @@ final class LoopMailbox: Sendable {
     }
 
     /// Takes `command`, waiting for it until `clock` reaches `deadline` (infinite: until cancelled).
-    /// False when it did not come in time or the task was cancelled.
+    /// False when it did not come in time, or the task was cancelled (then nothing is taken).
     func take(_ command: Command, until deadline: Double, on clock: any MonotonicClock) async -> Bool {
-        while true {
+        while !Task.isCancelled {
             let signal = Reply<Void>()
             let taken = state.withLock { state -> Bool in
                 if let index = state.queued.firstIndex(of: command) {
@@ -55,7 +55,11 @@ final class LoopMailbox: Sendable {
             }
             if taken { return true }
             await signal.wait(until: deadline, on: clock, orElse: ())
-            if Task.isCancelled || clock.now() >= deadline { return takeNow(command) }
+            // Cancelled: leave the command queued for whoever takes next (a `leave` that comes as
+            // its connection ends for another reason is still the loop's to see).
+            if Task.isCancelled { return false }
+            if clock.now() >= deadline { return takeNow(command) }
         }
+        return false
     }
 }

@@ -146,9 +146,11 @@ extension RoomSession {
     }
 
     /// `fetch`: downloads attachment `prefix` to `path` (a directory gets its name), resuming
-    /// what an earlier attempt left in `PATH.part`; returns where it is. A file already there is
-    /// replaced only when `replacing` (`already-exists` otherwise): a name a stranger chose must
-    /// never overwrite someone's notes.
+    /// what an earlier attempt to the same place left in our private partial directory
+    /// (`PartialDownloads`, never beside the target); returns where it is. A file already there
+    /// is replaced only when `replacing` (`already-exists` otherwise): a name a stranger chose
+    /// must never overwrite someone's notes. Errors: `unsafe-path` for a partial directory
+    /// that is not private; the transfer's (`TransferClient`).
     nonisolated func fetch(_ prefix: String, to path: String, replacing: Bool = false) async throws(CowatchError) -> FetchReply {
         // An attachment just added elsewhere may still be on its way here: wait for it a moment.
         var attachment: Attachment
@@ -173,15 +175,20 @@ extension RoomSession {
         return FetchReply(attachment: attachment, path: target, resumedFrom: resumedFrom)
     }
 
-    /// Downloads with progress events and resumes; returns the byte the successful attempt
-    /// started from (above 0 when it resumed an interrupted one).
+    /// Downloads with progress events and resumes, through a partial file in the private
+    /// partial directory (pruned first: `PartialDownloads.prune`); returns the byte the
+    /// successful attempt started from (above 0 when it resumed an interrupted one).
     nonisolated func download(_ attachment: Attachment, to target: String, replacing: Bool = false) async throws(CowatchError) -> Int {
         let progress = ProgressReporter(
             events: events, id: attachment.id, name: attachment.name, direction: .download, total: attachment.size, clock: clock)
         do {
+            let directory = try PartialDownloads.directory(environment: ProcessInfo.processInfo.environment)
+            let partial = directory + "/" + PartialDownloads.fileName(id: attachment.id, target: target)
+            PartialDownloads.prune(directory, keeping: partial)
             let start = try await withResume { () async throws(CowatchError) -> Int in
                 let start = try await TransferClient.download(
-                    attachment, to: target, from: try await self.transferEndpoint(), replacing: replacing, progress: progress.report)
+                    attachment, to: target, partial: partial, from: try await self.transferEndpoint(), replacing: replacing,
+                    progress: progress.report)
                 progress.resumed(from: start)
                 return start
             }

@@ -1,5 +1,6 @@
 import CowatchClient
 import CowatchCore
+import CowatchObserver
 import CowatchTesting
 import Foundation
 
@@ -54,15 +55,18 @@ public final class ProcessScenarioRoom: ScenarioRoom {
         return received[viewer]
     }
 
+    /// Real time passes with the test's thread kept (a blocking sleep, as the process-driving suites
+    /// do): a task suspended here would need a free cooperative thread to resume, and beside those
+    /// suites, whose blocking calls hold them, it may not get one for many seconds.
     public func pass(_ seconds: Double) async throws {
-        try await Task.sleep(for: .seconds(seconds))
+        sleepSeconds(seconds)
     }
 
     public func wait(upTo seconds: Double, for condition: () async throws -> Bool) async throws -> Bool {
         let deadline = monotonicNow() + seconds
         while monotonicNow() < deadline {
             if try await condition() { return true }
-            try await Task.sleep(for: .milliseconds(50))
+            sleepSeconds(0.05)
         }
         return try await condition()
     }

@@ -211,11 +211,15 @@ struct JournalRoomTests {
         let room = try DaemonRoom(names: ["alice", "bob"], media: try TestMedia.audioVideo(), room: "cut")
         defer { room.stop() }
         #expect(try runCowatch(["attach", file, "--socket", room.daemons[0].controlPath]).status == 0)
-        // A partial download left by an earlier attempt (as a dropped link leaves it): the fetch
-        // asks only for the rest, and the result is checked whole.
+        // A partial download left by an earlier attempt (as a dropped link leaves it, in the
+        // daemon's private partial directory): the fetch asks only for the rest, and the result
+        // is checked whole.
+        let partials = room.daemons[1].directory + "/state/cowatch/partial"
+        try FileManager.default.createDirectory(atPath: partials, withIntermediateDirectories: true)
+        chmod(partials, 0o700)
         let target = directory + "/got.bin"
         let head = try Data(contentsOf: URL(fileURLWithPath: file)).prefix(10_000_000)
-        try head.write(to: URL(fileURLWithPath: target + ".part"))
+        try head.write(to: URL(fileURLWithPath: partials + "/" + PartialDownloads.fileName(id: expected, target: target)))
         let fetched = try room.clients[1].request(.fetch(id: expected, path: target), timeout: 60)
         #expect(fetched["resumed_from"]?.numberValue == 10_000_000)
         #expect(try Self.sha256(target) == expected)
@@ -224,7 +228,8 @@ struct JournalRoomTests {
 
         // A corrupt partial file is caught by the hash and discarded, never renamed into place.
         let corrupt = directory + "/bad.bin"
-        try Data(repeating: 0, count: 5_000_000).write(to: URL(fileURLWithPath: corrupt + ".part"))
+        try Data(repeating: 0, count: 5_000_000).write(
+            to: URL(fileURLWithPath: partials + "/" + PartialDownloads.fileName(id: expected, target: corrupt)))
         let failure = room.failure(1, .fetch(id: expected, path: corrupt), timeout: 60)
         #expect(failure?.code.rawValue == "hash-mismatch")
         #expect(!FileManager.default.fileExists(atPath: corrupt))

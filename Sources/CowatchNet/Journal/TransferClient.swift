@@ -10,9 +10,9 @@ import NIOPosix
 ///
 /// Files are streamed in chunks (`ContentFile.chunkBytes`) with back-pressure both ways and
 /// SHA-256 checked end to end: the server checks an upload before it announces it, and a
-/// download is checked here before it is renamed into place. A dropped transfer resumes from
-/// what arrived: the server keeps an interrupted upload's bytes, and a download keeps its
-/// `PATH.part`.
+/// download is checked here before it is put in place (`DownloadPlacement`). A dropped transfer
+/// resumes from what arrived: the server keeps an interrupted upload's bytes, and a download
+/// keeps its partial file, in a private directory the caller names (`PartialDownloads`).
 ///
 /// Threading: the functions may run concurrently from any task; their work runs on the
 /// low-priority transfer thread (`TransferExecutor`), so bulk bytes yield to playback. Errors: `io-error` (the link;
@@ -104,23 +104,26 @@ public enum TransferClient {
         }
     }
 
-    /// Downloads `attachment` to `path` (through `path.part`, resumed if it exists) and checks
-    /// its SHA-256. Returns the byte it resumed from.
-    @discardableResult
+    /// Downloads `attachment` to `path` through the partial file `partial` (resumed if it
+    /// exists; in a private directory, never beside `path`), checks its SHA-256 and puts it in
+    /// place (`DownloadPlacement`: no link at `path` is followed). Returns the byte it resumed from.
     ///   - replacing: put the file in place even if one is there (else `already-exists`, and
-    ///     the complete download stays in `PATH.part`).
+    ///     the complete download stays in `partial`).
+    @discardableResult
     public static func download(
-        _ attachment: Attachment, to path: String, from endpoint: Endpoint, replacing: Bool = false, progress: Progress
+        _ attachment: Attachment, to path: String, partial: String, from endpoint: Endpoint, replacing: Bool = false,
+        progress: Progress
     ) async throws(CowatchError) -> Int {
         try await withTaskExecutorPreference(TransferExecutor.shared) { () async throws(CowatchError) -> Int in
-            try await downloadOnTransferThread(attachment, to: path, from: endpoint, replacing: replacing, progress: progress)
+            try await downloadOnTransferThread(
+                attachment, to: path, partial: partial, from: endpoint, replacing: replacing, progress: progress)
         }
     }
 
     private static func downloadOnTransferThread(
-        _ attachment: Attachment, to path: String, from endpoint: Endpoint, replacing: Bool, progress: Progress
+        _ attachment: Attachment, to path: String, partial: String, from endpoint: Endpoint, replacing: Bool,
+        progress: Progress
     ) async throws(CowatchError) -> Int {
-        let partial = path + ".part"
         let writer = try ContentWriter(path: partial, size: attachment.size, resume: true)
         let start = writer.written
         let request = TransferRequest(
@@ -154,19 +157,7 @@ public enum TransferClient {
             unlink(partial)
             throw CowatchError(.hashMismatch, "\(attachment.name) arrived with another SHA-256 than announced; discarded")
         }
-        if replacing {
-            // rename replaces a link at `path` itself; it never writes through one.
-            guard rename(partial, path) == 0 else {
-                throw CowatchError(.ioError, "cannot move \(partial) to \(path): \(String(cString: strerror(errno)))")
-            }
-        } else {
-            // link refuses a name that exists (whatever appeared meanwhile): nothing is overwritten.
-            guard link(partial, path) == 0 else {
-                if errno == EEXIST { throw CowatchError(.alreadyExists, "\(path) already exists; cowatch fetch --force replaces it") }
-                throw CowatchError(.ioError, "cannot move \(partial) to \(path): \(String(cString: strerror(errno)))")
-            }
-            unlink(partial)
-        }
+        try DownloadPlacement.place(partial, at: path, replacing: replacing)
         progress(attachment.size, attachment.size)
         return start
     }

@@ -39,6 +39,8 @@ public struct DaemonFlags: Sendable {
     /// `--allow-scheme`, repeatable; empty means "not given".
     public var allowSchemes: [String] = []
     public var acceptOpen: String?
+    /// `--trust-host`, repeatable; empty means "not given".
+    public var trustHosts: [String] = []
     /// `--auto-subtitles yes|no`.
     public var autoSubtitles: Bool?
     /// `--transfer-rate SIZE` (a second).
@@ -68,7 +70,8 @@ extension DaemonConfiguration {
     /// Keys (file / environment): `media` / `COWATCH_MEDIA`, `name` / `COWATCH_NAME`,
     /// `control` / `COWATCH_CONTROL`, `mpv` (array of `KEY=VALUE`) / `COWATCH_MPV` (comma-separated),
     /// `paused`, `osd`, `seek-timeout`, `open-timeout`, `log-level`, `title`, `type`, `fallback-url`,
-    /// `on-end`, `ready`, `wait-for-me`, `room-secret-file`, `allow-scheme`, `accept-open`, `auto-subtitles`,
+    /// `on-end`, `ready`, `wait-for-me`, `room-secret-file`, `allow-scheme`, `accept-open`,
+    /// `trust-host` (a list; environment `COWATCH_TRUST_HOSTS`, comma-separated), `auto-subtitles`,
     /// `transfer-rate`, `player-nice`, `player-realtime`, and for
     /// `--host` `play-when-ready`, `wait-timeout`, `managed`, `map-port` and `map-lease`. mpv options from all three sources
     /// are applied file first, then environment, then flags, so the later one wins inside mpv.
@@ -204,7 +207,7 @@ extension DaemonConfiguration {
     static let fileKeys: Set<String> = [
         "media", "name", "control", "mpv", "paused", "osd", "seek-timeout", "open-timeout", "log-level", "host", "join", "no-tls",
         "room", "drift", "title", "type", "fallback-url", "on-end", "ready", "wait-for-me", "play-when-ready",
-        "wait-timeout", "room-secret-file", "managed", "unmanaged", "allow-scheme", "accept-open", "tls-cert", "tls-key",
+        "wait-timeout", "room-secret-file", "managed", "unmanaged", "allow-scheme", "accept-open", "trust-host", "tls-cert", "tls-key",
         "auto-subtitles", "transfer-rate", "player-nice", "player-realtime", "map-port", "map-lease",
     ]
     static let driftKeys: Set<String> = ["seek-threshold", "correction-time", "max-adjust", "interval"]

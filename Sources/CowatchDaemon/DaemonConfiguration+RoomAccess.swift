@@ -33,7 +33,9 @@ extension DaemonConfiguration {
     }
 
     /// `allow-scheme` (a list: the flags' if any were given, else the environment's, else the
-    /// file's; default http, https) and `accept-open` (ask, operators, anyone; default anyone).
+    /// file's; default http, https), `accept-open` (trusted, ask, operators, anyone; default
+    /// trusted) and the trusted hosts (`--trust-host`, repeatable; else `COWATCH_TRUST_HOSTS`,
+    /// comma-separated; else the file's `trust-host` list; default none).
     /// Errors: `invalid-configuration`.
     static func loadOpenPolicy(flags: DaemonFlags, layered: LayeredConfig) throws(CowatchError) -> OpenPolicy {
         var texts = flags.allowSchemes
@@ -45,13 +47,32 @@ extension DaemonConfiguration {
             if !schemes.contains(scheme) { schemes.append(scheme) }
         }
         var policy = OpenPolicy(allowedSchemes: schemes.isEmpty ? OpenPolicy.defaultSchemes : schemes)
+        policy.trustedHosts = try loadTrustedHosts(flags: flags, layered: layered)
         if let accept = try layered.string("accept-open") {
             guard let parsed = OpenPolicy.Accept(rawValue: accept) else {
                 throw CowatchError(
-                    .invalidConfiguration, "accept-open must be ask, operators or anyone, not \"\(accept.prefix(40))\"")
+                    .invalidConfiguration, "accept-open must be trusted, ask, operators or anyone, not \"\(accept.prefix(40))\"")
             }
             policy.accept = parsed
         }
         return policy
+    }
+
+    /// The trusted hosts: the flags' if any were given, else `COWATCH_TRUST_HOSTS`'s, else the
+    /// file's `trust-host`; each validated, duplicates dropped. Errors: `invalid-configuration`
+    /// (a value that is not a host name or IP address, more than `TrustedHost.maximumCount`).
+    static func loadTrustedHosts(flags: DaemonFlags, layered: LayeredConfig) throws(CowatchError) -> [TrustedHost] {
+        var texts = flags.trustHosts
+        if texts.isEmpty { texts = try layered.stringArray("trust-hosts", in: 1) }
+        if texts.isEmpty { texts = try layered.stringArray("trust-host", in: 2) }
+        var hosts: [TrustedHost] = []
+        for text in texts where !text.isEmpty {
+            let host = try TrustedHost(validating: text)
+            if !hosts.contains(host) { hosts.append(host) }
+            guard hosts.count <= TrustedHost.maximumCount else {
+                throw CowatchError(.invalidConfiguration, "trust-host: at most \(TrustedHost.maximumCount) hosts")
+            }
+        }
+        return hosts
     }
 }

@@ -154,9 +154,14 @@ struct CowatchDaemonCommand: AsyncParsableCommand {
     var allowScheme: [String] = []
 
     @Option(name: .long, help: ArgumentHelp(
-        "Whose media switches to follow: anyone, operators (owner and operators only) or ask (cowatch accept) (default: anyone).",
-        valueName: "ask|operators|anyone"))
+        "Whose media switches to follow: trusted (owner and operators; members only to --trust-host hosts, else ask), anyone, operators (owner and operators only) or ask (cowatch accept) (default: trusted).",
+        valueName: "trusted|ask|operators|anyone"))
     var acceptOpen: String?
+
+    @Option(name: .customLong("trust-host"), help: ArgumentHelp(
+        "A host (and its subdomains) or IP address whose URLs a member's switch opens at once; repeatable (default: none).",
+        valueName: "HOST"))
+    var trustHost: [String] = []
 
     @Option(name: .long, help: ArgumentHelp(
         "Seconds opening media may take before it counts as failed (default: 30).", valueName: "SECONDS"))
@@ -279,6 +284,7 @@ struct CowatchDaemonCommand: AsyncParsableCommand {
         flags.roomSecretFile = roomSecretFile
         flags.allowSchemes = allowScheme
         flags.acceptOpen = acceptOpen
+        flags.trustHosts = trustHost
         let configuration: DaemonConfiguration
         do {
             configuration = try await DaemonConfiguration.load(flags: flags, environment: ProcessInfo.processInfo.environment)

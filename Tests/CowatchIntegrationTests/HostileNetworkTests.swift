@@ -117,14 +117,15 @@ struct HostileNetworkTests {
         _ = try Self.join(alice, name: "alice")
         var mallory = try RawRoomClient(port: server.port, source: "127.0.0.8")
         _ = try Self.join(mallory, name: "mallory")
-        for character in ["\u{85}", "\u{9b}", "\u{1b}"] {
+        for (index, character) in ["\u{85}", "\u{9b}", "\u{1b}"].enumerated() {
             let line = #"{"type":"action","id":1,"kind":"open","activity":{"url":"https://evil.example/\#(character)x"}}"#
             mallory.send(line)
             #expect(mallory.read(type: "error")?["code"]?.stringValue == "protocol-violation")
             #expect(mallory.isClosed())
             #expect(Self.alive(alice))
+            // Back under a name of his own: "mallory" stays with the session token he was given.
             mallory = try RawRoomClient(port: server.port, source: "127.0.0.8")
-            _ = try Self.join(mallory, name: "mallory")
+            _ = try Self.join(mallory, name: "mallory\(index + 2)")
         }
         #expect(alice.read(type: "applied", timeout: 0.5) == nil)
     }

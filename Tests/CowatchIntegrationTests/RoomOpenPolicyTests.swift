@@ -5,8 +5,8 @@ import CowatchTestSupport
 import Foundation
 import Testing
 
-/// What a room may make a player open, with real processes: `--allow-scheme` and
-/// `--accept-open ask`; a refused switch leaves that player out while the others play on.
+/// What a room may make a player open, with real processes: `--allow-scheme`, `--accept-open ask`
+/// and `--trust-host`; a refused switch leaves that player out while the others play on.
 @Suite("What a room may make a player open", .serialized)
 struct RoomOpenPolicyTests {
     @Test("a switch to a scheme this player does not allow is refused here (open-refused); the others play the new media")
@@ -90,7 +90,8 @@ extension RoomOpenPolicyTests {
             second.close()
         }
         let viewers = try DaemonRoom(room: "operators")
-        try viewers.add("ann", media: media)
+        // ann follows bo's switches while he is a member only because she trusts the host.
+        try viewers.add("ann", media: media, arguments: ["--trust-host", "127.0.0.1"])
         try viewers.add("bo", media: media)
         try viewers.add("cy", media: media, arguments: ["--accept-open", "operators"])
         try viewers.waitJoined(2, participants: 3)
@@ -108,6 +109,44 @@ extension RoomOpenPolicyTests {
             _ = try client.waitForStatus(timeout: 20) { $0.media == second.url && !$0.paused && ($0.position ?? 0) > 0.3 }
         }
         #expect(try viewers.roomStatus(2)["can_play"] == true)
+    }
+
+    @Test("--trust-host: a member's switch to a host nobody trusts is offered to the others; to a trusted host it opens at once")
+    func trustedHostsOnly() throws {
+        let media = try TestMedia.audioVideo()
+        let elsewhere = try SlowMediaServer(file: try TestMedia.videoOnly())
+        let trusted = try SlowMediaServer(file: media)
+        defer {
+            elsewhere.close()
+            trusted.close()
+        }
+        // The same machine under a name the viewers trust, where 127.0.0.1 is a host they do not.
+        let trustedURL = trusted.url.replacingOccurrences(of: "http://127.0.0.1:", with: "http://localhost:")
+        let viewers = try DaemonRoom(room: "trusting")
+        try viewers.add("ann", media: media, arguments: ["--trust-host", "localhost"])
+        try viewers.add("bo", media: media)
+        try viewers.add("cy", media: media, environment: ["COWATCH_TRUST_HOSTS": "example.org, LOCALHOST."])
+        try viewers.waitJoined(2, participants: 3)
+
+        // bo, a member (not the owner, not an operator), sends everyone to a host nobody trusts.
+        try viewers.clients[1].request(.open(.init(url: elsewhere.url, title: "Elsewhere")))
+        for index in [0, 2] {
+            let offer = try viewers.listeners[index].waitForEvent(named: "open-offer", timeout: 10)
+            #expect(offer?.fields["by"] == "bo" && offer?.fields["url"]?.stringValue == elsewhere.url, "\(String(describing: offer))")
+        }
+        _ = try viewers.clients[1].waitForStatus(timeout: 20) { $0.media == elsewhere.url }
+        sleepSeconds(1)
+        for index in [0, 2] {
+            let status = try viewers.clients[index].status()
+            #expect(status.media == media && status.room?.openOffer?.url == elsewhere.url, "viewer \(index) stays on its media")
+        }
+
+        // To a trusted host, bo's switch opens at once for everyone.
+        try viewers.clients[1].request(.open(.init(url: trustedURL, title: "Trusted")))
+        for client in viewers.clients {
+            let status = try client.waitForStatus(timeout: 20) { $0.media == trustedURL && !$0.paused && ($0.position ?? 0) > 0.3 }
+            #expect(status.room?.openOffer == nil && status.room?.canPlay == true)
+        }
     }
 }
 

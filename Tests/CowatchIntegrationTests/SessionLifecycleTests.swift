@@ -54,7 +54,8 @@ struct SessionLifecycleTests {
         defer { http.close() }
         let second = http.url
         let group = try DaemonRoom(room: "open-room")
-        try group.add("dee", media: first)
+        // eve is a member: the others follow her switch at once because they trust its host.
+        try group.add("dee", media: first, arguments: ["--trust-host", "127.0.0.1"])
         try group.add("eve", media: first)
         try group.clients[0].request(.play)
         _ = try group.clients[1].waitForStatus(timeout: 5) { !$0.paused && ($0.position ?? 0) > 1 }
@@ -74,7 +75,7 @@ struct SessionLifecycleTests {
         let positions = try group.positions()
         #expect(positions.max()! - positions.min()! < 0.1, "positions after open \(positions)")
         // A late joiner with the old file is switched to the room's media.
-        try group.add("fay", media: first)
+        try group.add("fay", media: first, arguments: ["--trust-host", "127.0.0.1"])
         let fay = try group.clients[2].waitForStatus(timeout: 20) { $0.media == second && !$0.paused }
         #expect(fay.room?.activity.openedBy == "eve")
     }
@@ -90,7 +91,8 @@ struct SessionLifecycleTests {
         let first = firstHTTP.url
         let second = secondHTTP.url
         let group = try DaemonRoom(room: "twice-room")
-        try group.add("kai", media: try TestMedia.audioVideo())
+        // lou is a member: kai follows his switch at once because kai trusts its host.
+        try group.add("kai", media: try TestMedia.audioVideo(), arguments: ["--trust-host", "127.0.0.1"])
         try group.add("lou", media: try TestMedia.audioVideo())
         // Both at once: each daemon gets the second switch while the first file is still loading.
         let started = monotonicNow()

@@ -1,10 +1,18 @@
-/// What a room may make this player open: the daemon's `--allow-scheme` and `--accept-open`.
+/// What a room may make this player open: the daemon's `--allow-scheme`, `--accept-open` and
+/// `--trust-host`.
 ///
 /// A room switches everyone's media with `open`. The server already refuses local paths and
 /// `file:`; this is the player's own, second check, so that a server (or a member of a room
 /// this viewer does not control) cannot make the player read local files, mpv's internal sources
 /// (`av://`, `edl://`, `fd://`, …) or any scheme the viewer did not allow. Only `open`s are
 /// judged (activities with id > 0): the room's first media is each participant's own `--media`.
+///
+/// The rule, in order: a URL whose scheme is not allowed is refused (even this participant's
+/// own); this participant's own switch is followed; then by `accept`: `anyone` follows every
+/// switch, `ask` offers every switch, `operators` follows the owner's and operators' and refuses
+/// the others', and `trusted` (the default) follows the owner's and operators' and a member's
+/// only when every URL it would load (the URL, and the fallback it may fall back to) has a host
+/// in `trustedHosts`; it offers the member's other switches (`open-offer`, `cowatch accept`).
 ///
 /// Threading: a value type; pure.
 public struct OpenPolicy: Sendable, Hashable {
@@ -15,8 +23,13 @@ public struct OpenPolicy: Sendable, Hashable {
         case ask
         /// Follow switches made by the room's owner and operators; refuse the others'.
         case operators
-        /// Follow every switch (the default: the server already limits who may switch and to what).
+        /// Follow every switch, wherever its URL points (the server already limits who may
+        /// switch and to what).
         case anyone
+        /// Follow switches made by the room's owner and operators, and a member's switch to a
+        /// trusted host (`--trust-host`); offer the member's other switches. The default: a
+        /// stranger in an open room cannot send every player to a server of his own.
+        case trusted
     }
 
     /// What to do with an activity the room switched to.
@@ -41,10 +54,20 @@ public struct OpenPolicy: Sendable, Hashable {
     /// Lowercase schemes, e.g. `["http", "https"]`.
     public var allowedSchemes: [String]
     public var accept: Accept
+    /// Hosts whose URLs a member's switch may open at once under `trusted` (`--trust-host`).
+    public var trustedHosts: [TrustedHost]
 
-    public init(allowedSchemes: [String] = OpenPolicy.defaultSchemes, accept: Accept = .anyone) {
+    public init(allowedSchemes: [String] = OpenPolicy.defaultSchemes, accept: Accept = .trusted, trustedHosts: [TrustedHost] = []) {
         self.allowedSchemes = allowedSchemes.map { $0.lowercased() }
         self.accept = accept
+        self.trustedHosts = trustedHosts
+    }
+
+    /// True when `url`'s host (read without doubt: see `TrustedHost.of(url:)`) is one of
+    /// `trustedHosts` or a subdomain of a trusted name.
+    public func trusts(_ url: String) -> Bool {
+        guard let host = TrustedHost.of(url: url) else { return false }
+        return trustedHosts.contains { $0.covers(host) }
     }
 
     /// Checks one `--allow-scheme` value and returns it lowercased (a trailing `:` or `://` is
@@ -98,14 +121,19 @@ public struct OpenPolicy: Sendable, Hashable {
         }
         let opener = activity.openedBy
         if opener == me { return .open(url) }
+        let privileged = participants.first { $0.name == opener }?.role.isPrivileged == true
         switch accept {
         case .anyone:
             return .open(url)
         case .ask:
             return .ask(url)
+        case .trusted:
+            if privileged { return .open(url) }
+            // Every URL the player may load for it: the fallback too, when the URL fails.
+            let fallback = url == activity.url ? activity.fallbackURL.flatMap { allows($0) ? $0 : nil } : nil
+            return ([url] + (fallback.map { [$0] } ?? [])).allSatisfy(trusts) ? .open(url) : .ask(url)
         case .operators:
-            let role = participants.first { $0.name == opener }?.role
-            if role?.isPrivileged == true { return .open(url) }
+            if privileged { return .open(url) }
             return .refuse(CowatchError(
                 .openRefused,
                 "not opening \(Self.shown(activity.url)): \(opener ?? "someone") is not the room's owner or an operator (--accept-open operators)"))

@@ -67,19 +67,8 @@ public struct RoomStatus: Sendable, Hashable {
         }
     }
 
-    /// The room's policy.
-    public struct Policy: Sendable, Hashable {
-        public var playWhenReady: Bool
-        /// Seconds the group waits for a stalled participant.
-        public var waitTimeout: Double
-        public var managed: Bool
-
-        public init(playWhenReady: Bool, waitTimeout: Double, managed: Bool) {
-            self.playWhenReady = playWhenReady
-            self.waitTimeout = waitTimeout
-            self.managed = managed
-        }
-    }
+    /// The room's policy, as the server's welcome gave it.
+    public typealias Policy = RoomPolicy
 
     public init(
         room: String, server: String, session: String, reason: String? = nil, endedBy: String? = nil,

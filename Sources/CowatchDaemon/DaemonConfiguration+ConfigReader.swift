@@ -53,6 +53,8 @@ public struct DaemonFlags: Sendable {
     public var mapPort: String?
     /// `--map-lease SECONDS`.
     public var mapLease: Double?
+    /// `--media-dir`, repeatable; empty means "not given".
+    public var mediaDirectories: [String] = []
     public init() {}
 }
 
@@ -72,7 +74,8 @@ extension DaemonConfiguration {
     /// `paused`, `osd`, `seek-timeout`, `open-timeout`, `log-level`, `title`, `type`, `fallback-url`,
     /// `on-end`, `ready`, `wait-for-me`, `room-secret-file`, `allow-scheme`, `accept-open`,
     /// `trust-host` (a list; environment `COWATCH_TRUST_HOSTS`, comma-separated), `auto-subtitles`,
-    /// `transfer-rate`, `player-nice`, `player-realtime`, and for
+    /// `transfer-rate`, `player-nice`, `player-realtime`, `media-dir` (a list; environment
+    /// `COWATCH_MEDIA_DIRS`, colon-separated: see `loadMediaDirectories`), and for
     /// `--host` `play-when-ready`, `wait-timeout`, `managed`, `map-port` and `map-lease`. mpv options from all three sources
     /// are applied file first, then environment, then flags, so the later one wins inside mpv.
     /// The room secret comes from `--room-secret-file`, `COWATCH_ROOM_SECRET_FILE`,
@@ -190,6 +193,8 @@ extension DaemonConfiguration {
             configuration.logLevel = level
         }
         try loadActivity(layered, into: &configuration)
+        configuration.mediaDirectories = try loadMediaDirectories(
+            flags: flags, environment: environment, layered: layered, configFile: filePath)
         configuration.room = try loadRoom(layered)
         if var room = configuration.room {
             // An invite's secret, else the configured one (both at once: the invite's wins, it is
@@ -208,7 +213,7 @@ extension DaemonConfiguration {
         "media", "name", "control", "mpv", "paused", "osd", "seek-timeout", "open-timeout", "log-level", "host", "join", "no-tls",
         "room", "drift", "title", "type", "fallback-url", "on-end", "ready", "wait-for-me", "play-when-ready",
         "wait-timeout", "room-secret-file", "managed", "unmanaged", "allow-scheme", "accept-open", "trust-host", "tls-cert", "tls-key",
-        "auto-subtitles", "transfer-rate", "player-nice", "player-realtime", "map-port", "map-lease",
+        "auto-subtitles", "transfer-rate", "player-nice", "player-realtime", "map-port", "map-lease", "media-dir",
     ]
     static let driftKeys: Set<String> = ["seek-threshold", "correction-time", "max-adjust", "interval"]
 

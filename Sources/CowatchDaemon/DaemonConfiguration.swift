@@ -53,6 +53,12 @@ public struct DaemonConfiguration: Sendable, Equatable {
     /// leaves them under the ordinary scheduler. Needs CAP_SYS_NICE or a real-time limit
     /// (systemd `LimitRTPRIO=`).
     public var playerRealtime: Int32?
+    /// Folders whose media files are indexed by identity (`--media-dir`, repeatable), so the
+    /// room's playlist can name a local film without a path (`MediaDirectoryIndexer`). Absolute
+    /// paths, in the order given, without duplicates; default none. A folder that is missing when
+    /// the daemon runs is a warning, not an error (a disk may be unplugged): it is scanned again
+    /// at each refresh.
+    public var mediaDirectories: [String] = []
 
     public struct MpvOption: Sendable, Equatable {
         public var name: String

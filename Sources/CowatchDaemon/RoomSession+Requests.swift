@@ -27,13 +27,16 @@ extension RoomSession {
             pair.expected(at: coordinator.referenceTime(atLocal: now) ?? 0).playing || pair.current.playing
         } ?? false
         let request: (id: Int, actions: [RoomCoordinator.Action])
+        var afterSending: () -> Void = {}
         switch command {
         case .play:
             request = coordinator.request(.play, position: here, now: now)
         case .pause:
-            if !cannotPlay { apply(.setPaused(true)) }
             let frame = cannotPlay ? here : player.shownPosition ?? here
             request = coordinator.request(.pause, position: frame, now: now)
+            // Sent first: the room hears it without waiting for our player. Ours pauses with the
+            // others on the room's order when the link is quick, else at once.
+            if !cannotPlay, !coordinator.pausesWithRoom(atLocal: now) { afterSending = { self.apply(.setPaused(true)) } }
         case .togglePause:
             return try await self.request(groupPlaying ? .pause : .play, seekTimeout: seekTimeout)
         case .seek(let seconds, let mode):
@@ -54,7 +57,7 @@ extension RoomSession {
         }
         try await awaitAnswer(
             request.id, kind: .action, sending: request.actions, timeout: seekTimeout,
-            timedOut: CowatchError(.timeout, "the room server did not confirm the action in time"))
+            timedOut: CowatchError(.timeout, "the room server did not confirm the action in time"), sent: afterSending)
     }
 
     /// Our own `open` switches everyone: first make sure the media (or its fallback) opens at all,
@@ -188,7 +191,7 @@ extension RoomSession {
             error: isJoined && playerSide.media.hasRoomMedia ? coordinator.lastError : nil,
             source: playerSide.hasAudio ? "audio-pts" : "frames", nudges: coordinator.drift.nudges, seeks: coordinator.drift.seeks,
             playerSpeed: player.speed, expected: coordinator.expectedPosition(atLocal: now),
-            unpauseLead: coordinator.unpauseLead.lead, startLate: playerSide.startLateness)
+            unpauseLead: coordinator.unpauseLead.lead, startLate: playerSide.startLateness, pause: playerSide.pauseTiming)
         return (roomStatus, clockStatus, drift)
     }
 

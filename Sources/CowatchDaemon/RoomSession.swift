@@ -340,12 +340,19 @@ actor RoomSession {
         link?.lastHeardAt = clock.now()
         if let outcome = clusterReceived(message) { return outcome }
         let actions = coordinator.received(message, now: at)
-        perform(actions)
-        if case .applied = message, isJoined {
-            // A new timeline (a pause, a seek, a speed) is carried out now, not at the next tick:
-            // every player then follows within the message's own delivery, not up to a tick later.
-            reconcileNow()
+        guard case .applied(let timeline, _, _, _) = message, isJoined else {
+            perform(actions)
+            return link?.outcome
         }
+        if !timeline.playing { playerSide.pauseOrderArrived(at: at) }
+        // A new timeline (a pause, a seek, a speed) is carried out now, not at the next tick:
+        // every player then follows within the message's own delivery, not up to a tick later.
+        // Its notice is said after: showing it on the OSD is a command to the player, which
+        // would otherwise come before the pause.
+        let isNotice: (RoomCoordinator.Action) -> Bool = { if case .notice = $0 { true } else { false } }
+        perform(actions.filter { !isNotice($0) })
+        reconcileNow()
+        perform(actions.filter(isNotice))
         return link?.outcome
     }
 

@@ -10,11 +10,18 @@ import Foundation
 /// Each player's `pause` flag is watched on its own mpv IPC socket (past cowatchd). A viewer
 /// pauses; the instant each player's flag flips is noted: the time from the request to the last
 /// player paused, and the spread between the first and the last. Then another viewer plays
-/// (scheduled ahead by the room's lead, so only the spread says how together).
+/// (scheduled ahead by the room's lead, so only the spread says how together), another seeks (each
+/// player's `time-pos` watched until it shows the target), and another sets the speed to 1.5×
+/// and back (scheduled like a start: the spread of the `speed` flips).
+///
+/// The IPC flip is seen through mpv's IPC thread, which adds its own wake-up (a few ms on two
+/// loaded cores) to each player. So each daemon also says, in `get_status` (`drift.pause`), when
+/// the room's pause order reached its socket and when it set its player's pause (one monotonic
+/// clock for every process here): the rows "order → paused" and "spread (set)" come from those.
 struct ActionLatency: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "actions",
-        abstract: "Pause and play by one viewer: time until every player has done it, and the spread between players.")
+        abstract: "Pause, play, seek and speed by one viewer: time until every player has done it, and the spread between players.")
 
     @Option(help: "Viewers in the room.") var viewers = 3
     @Option(help: "Pause/play rounds.") var rounds = 30
@@ -25,10 +32,17 @@ struct ActionLatency: ParsableCommand {
         try room.clients[0].request(.play)
         sleepSeconds(2)
         let watchers = try room.daemons.map { try PropertyWatcher(path: $0.mpvSocket, property: "pause", poll: 0.05) }
-        defer { watchers.forEach { $0.stop() } }
+        let positions = try room.daemons.map { try PropertyWatcher(path: $0.mpvSocket, property: "time-pos", poll: 0.05) }
+        let speeds = try room.daemons.map { try PropertyWatcher(path: $0.mpvSocket, property: "speed", poll: 0.05) }
+        defer { (watchers + positions + speeds).forEach { $0.stop() } }
+        var seekAll: [Double] = []
+        var seekSpread: [Double] = []
+        var speedSpread: [Double] = []
         var pauseAll: [Double] = []
         var pauseSpread: [Double] = []
         var playSpread: [Double] = []
+        var orderToPaused: [Double] = []
+        var setSpread: [Double] = []
         for round in 0..<rounds {
             let pauser = round % viewers
             let asked = monotonicNow()
@@ -40,17 +54,51 @@ struct ActionLatency: ParsableCommand {
                 pauseAll.append(.infinity)
             }
             sleepSeconds(0.4)
+            let timings = room.clients.map { try? PlayerStatus(json: $0.request(.getStatus)).drift?.pause }
+            let sets = timings.compactMap { $0?.set }.filter { $0 >= asked }
+            if sets.count == viewers { setSpread.append(sets.max()! - sets.min()!) }
+            for timing in timings {
+                // From the order's arrival to the player's pause (a pauser that paused at once,
+                // before its order came back, is left out: see `pausesWithRoom`).
+                guard let arrived = timing?.arrived, let set = timing?.set, arrived >= asked, set >= arrived else { continue }
+                orderToPaused.append(set - arrived)
+            }
             let played = monotonicNow()
             try room.clients[(pauser + 1) % viewers].request(.play)
             if let flips = Self.flips(watchers, to: 0, after: played) {
                 playSpread.append(flips.max()! - flips.min()!)
             }
             sleepSeconds(0.6)
+            // Seek somewhere else in the 75 s film, every round (which also keeps the film from ending).
+            let target = 10 + Double(round % 6) * 9
+            let sought = monotonicNow()
+            try room.clients[(pauser + 2) % viewers].request(.seek(seconds: target, mode: .absolute))
+            if let flips = Self.flips(positions, after: sought, where: { $0 >= target - 0.05 && $0 <= target + 0.5 }) {
+                seekAll.append(flips.max()! - sought)
+                seekSpread.append(flips.max()! - flips.min()!)
+            } else {
+                seekAll.append(.infinity)
+            }
+            sleepSeconds(0.6)
+            // 1.5× and back; a drift nudge moves the speed by 10 % at most, so 1.3 tells them apart.
+            let faster = monotonicNow()
+            try room.clients[pauser].request(.speed(1.5))
+            if let flips = Self.flips(speeds, after: faster, where: { $0 >= 1.3 }) {
+                speedSpread.append(flips.max()! - flips.min()!)
+            }
+            sleepSeconds(0.5)
+            try room.clients[pauser].request(.speed(1))
+            sleepSeconds(0.5)
         }
         print(Row.table([
             Row(name: "pause: request → every player paused", values: pauseAll, unit: .ms),
             Row(name: "pause: spread between players", values: pauseSpread, unit: .ms),
+            Row(name: "pause: room's order → player paused (daemon)", values: orderToPaused, unit: .ms),
+            Row(name: "pause: spread of pause set (daemon)", values: setSpread, unit: .ms),
             Row(name: "play: spread between players", values: playSpread, unit: .ms),
+            Row(name: "seek: request → every player there", values: seekAll, unit: .ms),
+            Row(name: "seek: spread between players", values: seekSpread, unit: .ms),
+            Row(name: "speed: spread between players", values: speedSpread, unit: .ms),
         ]))
         print("\(viewers) viewers, \(rounds) rounds, loopback; \(ProcessInfo.processInfo.activeProcessorCount) cores")
     }
@@ -58,9 +106,15 @@ struct ActionLatency: ParsableCommand {
     /// The first instant after `after` at which each player's flag became `value`; nil when one
     /// did not within 3 s.
     static func flips(_ watchers: [PropertyWatcher], to value: Double, after: Double) -> [Double]? {
+        flips(watchers, after: after, where: { $0 == value })
+    }
+
+    /// The first instant after `after` at which each player's value met `condition`; nil when
+    /// one did not within 3 s.
+    static func flips(_ watchers: [PropertyWatcher], after: Double, where condition: (Double) -> Bool) -> [Double]? {
         let deadline = monotonicNow() + 3
         while monotonicNow() < deadline {
-            let found = watchers.map { $0.changes.first { $0.at >= after && $0.value == value }?.at }
+            let found = watchers.map { $0.changes.first { $0.at >= after && condition($0.value) }?.at }
             if found.allSatisfy({ $0 != nil }) { return found.map { $0! } }
             sleepSeconds(0.01)
         }

@@ -15,7 +15,8 @@ struct CowatchDaemonCommand: AsyncParsableCommand {
             COWATCH_SEEK_TIMEOUT, COWATCH_OPEN_TIMEOUT, COWATCH_HOST, COWATCH_JOIN, COWATCH_ROOM, \
             COWATCH_DRIFT_SEEK_THRESHOLD, COWATCH_DRIFT_CORRECTION_TIME, COWATCH_DRIFT_MAX_ADJUST, COWATCH_DRIFT_INTERVAL, COWATCH_TITLE, COWATCH_TYPE, COWATCH_FALLBACK_URL, \
             COWATCH_ON_END, COWATCH_READY, COWATCH_WAIT_FOR_ME, COWATCH_PLAY_WHEN_READY, COWATCH_WAIT_TIMEOUT, \
-            COWATCH_MANAGED, COWATCH_ROOM_SECRET_FILE, COWATCH_ALLOW_SCHEME, COWATCH_ACCEPT_OPEN) or from the JSON config file; flags win over \
+            COWATCH_MANAGED, COWATCH_ROOM_SECRET_FILE, COWATCH_ALLOW_SCHEME, COWATCH_ACCEPT_OPEN, \
+            COWATCH_MEDIA_DIRS as colon-separated folders) or from the JSON config file; flags win over \
             the environment, which wins over the file. The room secret may also be given as COWATCH_ROOM_SECRET (the secret \
             itself, environment only; never as a flag). See cowatchd(1) and cowatch-protocol(7).
             """,
@@ -163,6 +164,11 @@ struct CowatchDaemonCommand: AsyncParsableCommand {
         valueName: "HOST"))
     var trustHost: [String] = []
 
+    @Option(name: .customLong("media-dir"), help: ArgumentHelp(
+        "A folder whose media files the room's playlist may name by content (size and fingerprint; no path leaves this machine), indexed in the background; repeatable. A missing folder is a warning (default: none).",
+        valueName: "DIR"))
+    var mediaDir: [String] = []
+
     @Option(name: .long, help: ArgumentHelp(
         "Seconds opening media may take before it counts as failed (default: 30).", valueName: "SECONDS"))
     var openTimeout: Double?
@@ -188,7 +194,7 @@ struct CowatchDaemonCommand: AsyncParsableCommand {
             Self.exit(withError: error)
         }
         do {
-            if var daemon = command as? CowatchDaemonCommand {
+            if let daemon = command as? CowatchDaemonCommand {
                 try await daemon.run()
             } else {
                 var other = command
@@ -285,6 +291,7 @@ struct CowatchDaemonCommand: AsyncParsableCommand {
         flags.allowSchemes = allowScheme
         flags.acceptOpen = acceptOpen
         flags.trustHosts = trustHost
+        flags.mediaDirectories = mediaDir
         let configuration: DaemonConfiguration
         do {
             configuration = try await DaemonConfiguration.load(flags: flags, environment: ProcessInfo.processInfo.environment)

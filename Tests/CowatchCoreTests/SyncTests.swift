@@ -234,6 +234,26 @@ struct RoomCoordinatorTests {
         return coordinator
     }
 
+    @Test("our own pause waits for the room's order on a quick link, and pauses at once on a slow one")
+    func pauseWithRoom() {
+        let timeline = GroupTimeline(seq: 1, position: 0, reference: Self.offset, rate: 1, playing: true)
+        var coordinator = joined(timeline: timeline, at: 0)
+        // No clock estimate yet: nothing says the order comes back soon.
+        #expect(!coordinator.pausesWithRoom(atLocal: 0))
+        for (index, roundTrip) in [0.001, 0.2].enumerated() {
+            coordinator = joined(timeline: timeline, at: Double(index) * 100)
+            var t = Double(index) * 100
+            for _ in 0..<12 {
+                for case .send(.timeRequest(let id, let t1)) in coordinator.tick(now: t, sample: nil) {
+                    let server = t1 + Self.offset + roundTrip / 2
+                    _ = coordinator.received(.timeReply(id: id, t1: t1, t2: server, t3: server), now: t1 + roundTrip)
+                }
+                t += 1
+            }
+            #expect(coordinator.pausesWithRoom(atLocal: t) == (roundTrip <= RoomCoordinator.pauseWithRoomWithin), "round trip \(roundTrip)")
+        }
+    }
+
     @Test("a late joiner locks onto a playing timeline within a millisecond", arguments: [0.0, 80e-6])
     func lateJoin(rateError: Double) {
         let timeline = GroupTimeline(seq: 7, position: 30, reference: Self.offset - 5, rate: 1, playing: true)

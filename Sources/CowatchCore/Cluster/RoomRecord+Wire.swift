@@ -5,7 +5,8 @@
 /// Decoding checks everything (the directory is shared infrastructure, not this process): hex
 /// of the right lengths, valid names, at most `maxOperators` operators; anything else is nil.
 /// Held names (`HeldNames`) travel too; an entry that is not a name and a token id is left out,
-/// and only the newest `maxNames` are kept.
+/// and only the newest `maxNames` are kept. So does the playlist, once it was ever changed
+/// (`RoomPlaylist.recordJSON`, read as leniently); a record without one reads as an empty list.
 extension RoomSequencer.RoomRecord {
     public var directoryJSON: JSONValue {
         var entry: [String: JSONValue] = ["operators": .object(operators.mapValues(JSONValue.string))]
@@ -16,6 +17,7 @@ extension RoomSequencer.RoomRecord {
         if let owner { entry["owner"] = .string(owner) }
         if let ownerToken { entry["owner_token"] = .string(ownerToken) }
         entry["names"] = names.json
+        if playlist.version > 0 { entry["playlist"] = playlist.recordJSON }
         return .object(entry)
     }
 
@@ -63,7 +65,8 @@ extension RoomSequencer.RoomRecord {
         }
         self.init(
             verifier: salt.map { RoomVerifier(salt: $0, key: key!) }, owner: owner, ownerToken: ownerToken, operators: operators,
-            names: HeldNames(entry["names"].map(Self.holds(from:)) ?? [], limit: maxNames))
+            names: HeldNames(entry["names"].map(Self.holds(from:)) ?? [], limit: maxNames),
+            playlist: entry["playlist"].flatMap(RoomPlaylist.init(recordJSON:)) ?? .init())
     }
 }
 

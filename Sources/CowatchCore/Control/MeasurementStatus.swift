@@ -64,10 +64,13 @@ public struct DriftStatus: Sendable, Hashable {
     public var unpauseLead: Double
     /// How late the last start was, seconds.
     public var startLate: Double?
+    /// When the last pause order arrived and when the player's pause was set (`pause_arrived`,
+    /// `pause_set`: the daemon's monotonic clock, seconds).
+    public var pause: PauseTiming
 
     public init(
         error: Double?, source: String, nudges: Int, seeks: Int, playerSpeed: Double?, expected: Double?,
-        unpauseLead: Double, startLate: Double?
+        unpauseLead: Double, startLate: Double?, pause: PauseTiming = PauseTiming()
     ) {
         self.error = error
         self.source = source
@@ -77,13 +80,14 @@ public struct DriftStatus: Sendable, Hashable {
         self.expected = expected
         self.unpauseLead = unpauseLead
         self.startLate = startLate
+        self.pause = pause
     }
 
     public var json: JSONValue {
         [
             "error": .finite(error), "source": .string(source), "nudges": .count(nudges), "seeks": .count(seeks),
             "player_speed": .finite(playerSpeed), "expected": .finite(expected), "unpause_lead": .number(unpauseLead),
-            "start_late": .finite(startLate),
+            "start_late": .finite(startLate), "pause_arrived": .finite(pause.arrived), "pause_set": .finite(pause.set),
         ]
     }
 
@@ -96,6 +100,7 @@ public struct DriftStatus: Sendable, Hashable {
         expected = try fields.optionalNumber("expected")
         unpauseLead = try fields.optionalNumber("unpause_lead") ?? 0
         startLate = try fields.optionalNumber("start_late")
+        pause = PauseTiming(arrived: try fields.optionalNumber("pause_arrived"), set: try fields.optionalNumber("pause_set"))
     }
 
     /// Reads a `drift` section. Errors: `malformed-control-message`.

@@ -351,6 +351,9 @@ public struct RoomCoordinator: Sendable {
         case .redirect:
             // Before any challenge: the daemon's connection loop follows it (ClusterRoute).
             return []
+        case .playlist, .playlistAvailability:
+            // The room's playlist (`playlist`): the daemon reads it before the coordinator.
+            return []
         case .unsupported:
             // The server does not know something we sent: nothing to undo.
             return []
@@ -446,6 +449,21 @@ public struct RoomCoordinator: Sendable {
             activity: activity, deadline: deadline)
         return (id, [.send(.action(request))])
     }
+
+    /// Whether our own pause should wait for the room's order instead of pausing this player at
+    /// once: yes when the link's round trip is at most `pauseWithRoomWithin`, so the order comes
+    /// back before a person could tell, and every player (ours too) pauses on the same message.
+    /// Pausing first would put ours a round trip and a server pass ahead of the rest (3–5 ms on
+    /// loopback). On a slow link a person would see the film run on for the round trip: ours
+    /// pauses at once and the others follow the order (each seeks to the frame ours stopped on).
+    public func pausesWithRoom(atLocal now: Double) -> Bool {
+        guard let roundTrip = estimator.estimate(atLocal: now)?.roundTrip else { return false }
+        return roundTrip <= Self.pauseWithRoomWithin
+    }
+
+    /// The longest round trip at which our own pause waits for the room's order (30 ms: under a
+    /// frame at 25 fps, and too short for a person to see).
+    public static let pauseWithRoomWithin = 0.03
 
     /// Our stall, readiness or "wait for me" changed: remember it (for the next hello) and tell
     /// the room if we are in it.

@@ -88,6 +88,9 @@ public struct RoomPlayback: Sendable {
         var announceAt: Double?
         /// When the hold began: landing takes a moment and is only worth announcing later.
         var since: Double
+        /// Seconds between the hold's end and the group's start, at least the usual lead (a
+        /// playlist's countdown; 0 for the others).
+        var countdown: Double = 0
     }
 
     public let configuration: Configuration
@@ -106,6 +109,9 @@ public struct RoomPlayback: Sendable {
     private var mediaReference: (name: String, info: MediaInfo)?
     /// Who was already named as having a different file, for this activity (named once).
     private var mismatchesAnnounced: Set<String> = []
+    /// Members the group does not wait for while this activity lasts (they lack its media:
+    /// `excuse`); cleared when the activity changes.
+    private var excused: Set<MemberID> = []
 
     public init(activity: Activity, timeline: GroupTimeline, now: Double, configuration: Configuration = .init()) {
         self.activity = activity
@@ -148,6 +154,7 @@ public struct RoomPlayback: Sendable {
         guard let member = members.removeValue(forKey: id) else { return [] }
         order.removeAll { $0 == id }
         hold?.landed.remove(id)
+        excused.remove(id)
         guard !order.isEmpty else { return [] }
         var outputs = broadcast(.notice(notice ?? Notice(actor: member.name, action: .leave)))
         outputs += resumeIfNobodyMissing(now: now)
@@ -213,7 +220,7 @@ public struct RoomPlayback: Sendable {
                 hold = Hold(
                     seq: seq, deadline: max(now + configuration.seekReadyTimeout, previousHold?.deadline ?? 0),
                     needsReadiness: previousHold?.needsReadiness ?? false, announceAt: now + configuration.announceDelay,
-                    since: now)
+                    since: now, countdown: previousHold?.countdown ?? 0)
             }
         case .speed:
             let rate = action.rate ?? old.rate
@@ -229,22 +236,10 @@ public struct RoomPlayback: Sendable {
             }
             notice = Notice(actor: name, action: .speed, rate: rate)
         case .open:
-            // New media for everyone: all load it, the group holds at its start until everyone
-            // has (bounded by openTimeout), then plays.
-            var opened = action.activity ?? activity
-            opened.id = activity.id + 1
-            opened.openedBy = name
-            newActivity = opened
-            activity = opened
-            mediaReference = nil
-            mismatchesAnnounced = []
-            // New media, new chances: wait for everyone again.
-            for key in stalls.keys { stalls[key]?.givenUpUntil = -.infinity }
-            next = GroupTimeline(seq: seq, position: 0, reference: now, rate: old.rate, playing: false, holding: true)
-            hold = Hold(
-                seq: seq, deadline: now + configuration.openTimeout, needsReadiness: configuration.playWhenReady,
-                announceAt: now + configuration.announceDelay, since: now)
-            notice = Notice(actor: name, action: .open, title: Activity.clampedTitle(opened.displayTitle))
+            let switched = beginSwitch(to: action.activity ?? activity, by: name, seq: seq, countdown: 0, now: now)
+            next = switched.timeline
+            notice = switched.notice
+            newActivity = switched.activity
         }
         timeline = next
         var outputs: [Output] = order.map { member in
@@ -254,16 +249,78 @@ public struct RoomPlayback: Sendable {
         return outputs
     }
 
+    /// New media for everyone: all load it, the group holds at its start until everyone has
+    /// (bounded by `openTimeout`), then plays (after `countdown` seconds, at least the lead).
+    /// Sets the activity, the hold and the timeline; returns them for the `applied`.
+    private mutating func beginSwitch(
+        to requested: Activity, by name: String, seq: Int, countdown: Double, now: Double
+    ) -> (timeline: GroupTimeline, notice: Notice, activity: Activity) {
+        var opened = requested
+        opened.id = activity.id + 1
+        opened.openedBy = name
+        activity = opened
+        mediaReference = nil
+        mismatchesAnnounced = []
+        excused = []
+        // New media, new chances: wait for everyone again.
+        for key in stalls.keys { stalls[key]?.givenUpUntil = -.infinity }
+        let next = GroupTimeline(seq: seq, position: 0, reference: now, rate: timeline.rate, playing: false, holding: true)
+        timeline = next
+        hold = Hold(
+            seq: seq, deadline: now + configuration.openTimeout, needsReadiness: configuration.playWhenReady,
+            announceAt: now + configuration.announceDelay, since: now, countdown: countdown)
+        return (next, Notice(actor: name, action: .open, title: Activity.clampedTitle(opened.displayTitle)), opened)
+    }
+
+    /// Switches everyone to `activity` (its id becomes the next one; `openedBy` becomes `name`)
+    /// as an `open` by `name` would, for the server's own reasons (a playlist's next entry): the
+    /// group holds at its start until everyone has loaded it (`ready` for the hold, or excused),
+    /// bounded by `openTimeout` (then it goes on without the laggards, with a notice), and starts
+    /// `countdown` seconds (at least the usual lead) after that, at the same instant for everyone.
+    /// Every member gets the `applied` with the new activity and no action id.
+    public mutating func switchTo(_ activity: Activity, by name: String, countdown: Double, now: Double) -> [Output] {
+        let countdown = countdown.isFinite ? max(0, countdown) : 0
+        let (next, notice, opened) = beginSwitch(to: activity, by: name, seq: timeline.seq + 1, countdown: countdown, now: now)
+        return broadcast(.applied(timeline: next, notice: notice, actionID: nil, activity: opened)) + announceIfDue(now: now)
+    }
+
+    /// The group stops waiting for `ids` while this activity lasts (they said they lack its
+    /// media): everyone hears "continuing without …" with `why`, and a hold that waited only for
+    /// them ends. Members not waited for already, or unknown, are left out.
+    public mutating func excuse(_ ids: [MemberID], why: String, now: Double) -> [Output] {
+        let waited = Set(waitedFor(now: now))
+        let newly = ids.filter { waited.contains($0) && !excused.contains($0) }
+        guard !newly.isEmpty else { return [] }
+        excused.formUnion(newly)
+        let names = newly.compactMap { members[$0]?.name }
+        var outputs = broadcast(.notice(Notice(actor: names[0], action: .continued, others: names, detail: why)))
+        outputs += resumeIfNobodyMissing(now: now)
+        return outputs
+    }
+
+    /// True while `id` is excused for this activity (see `excuse`).
+    public func isExcused(_ id: MemberID) -> Bool { excused.contains(id) }
+
+    /// Pauses the group where it is, silently (the `applied` carries no notice): the server's own
+    /// stop, e.g. at the end of a playlist.
+    public mutating func stop(now: Double) -> [Output] {
+        let old = timeline
+        hold = nil
+        timeline = GroupTimeline(seq: old.seq + 1, position: old.position(at: now), reference: now, rate: old.rate, playing: false)
+        return broadcast(.applied(timeline: timeline, notice: nil, actionID: nil))
+    }
+
     // MARK: Holding for participants (bounded)
 
     private func history(of id: MemberID) -> StallHistory {
         members[id].flatMap { stalls[$0.stallKey] } ?? StallHistory()
     }
 
-    /// Who the group waits for: everyone, minus "don't wait for me" and those it recently gave up on.
+    /// Who the group waits for: everyone, minus "don't wait for me", those it recently gave up
+    /// on and those excused for this activity.
     private func waitedFor(now: Double) -> [MemberID] {
         order.filter { id in
-            guard let member = members[id] else { return false }
+            guard let member = members[id], !excused.contains(id) else { return false }
             return member.status.waitForMe && now >= history(of: id).givenUpUntil
         }
     }
@@ -335,10 +392,11 @@ public struct RoomPlayback: Sendable {
 
     /// Ends a hold: everyone plays from the held position at a scheduled instant.
     private mutating func resume(now: Double) -> [Output] {
-        guard hold != nil else { return [] }
+        guard let ended = hold else { return [] }
         let old = timeline
         hold = nil
-        timeline = GroupTimeline(seq: old.seq + 1, position: old.position, reference: now + lead, rate: old.rate, playing: true)
+        timeline = GroupTimeline(
+            seq: old.seq + 1, position: old.position, reference: now + max(lead, ended.countdown), rate: old.rate, playing: true)
         return broadcast(.applied(timeline: timeline, notice: nil, actionID: nil))
     }
 

@@ -54,6 +54,12 @@ public struct RoomSequencer: Sendable {
         public var chatHistory = 50
         /// Attachments: on or off, sizes and quotas (see `RoomJournal.Configuration`).
         public var journal = RoomJournal.Configuration()
+        /// Seconds a new room's playlist counts down between everyone having loaded the next
+        /// entry and everyone starting it (0…60; the room may change it). Default 3.
+        public var playlistCountdown: Double = RoomPlaylist.defaultCountdown
+        /// Where shuffles draw their seeds from: nil (the default) for random ones; a value makes
+        /// every shuffle replayable (tests).
+        public var playlistSeed: UInt64?
 
         public init() {}
 
@@ -142,6 +148,8 @@ public struct RoomSequencer: Sendable {
         public var operators: [String: String]
         /// Every name a participant with a token joined under, held by that token (`HeldNames`).
         public var names: HeldNames
+        /// The room's shared playlist (`playlist`), kept with its record across restarts.
+        public var playlist: RoomPlaylist
         /// Dormant since (nil while the room is alive). Not kept on disk.
         public var dormantSince: Double?
         /// Who created the room (its address), for the per-address cap. Not kept on disk.
@@ -149,7 +157,8 @@ public struct RoomSequencer: Sendable {
 
         public init(
             verifier: RoomVerifier? = nil, owner: String? = nil, ownerToken: String? = nil, operators: [String: String] = [:],
-            dormantSince: Double? = nil, creatorAddress: String? = nil, timeline: KeptTimeline? = nil, names: HeldNames = .init()
+            dormantSince: Double? = nil, creatorAddress: String? = nil, timeline: KeptTimeline? = nil, names: HeldNames = .init(),
+            playlist: RoomPlaylist = .init()
         ) {
             self.verifier = verifier
             self.timeline = timeline
@@ -157,6 +166,7 @@ public struct RoomSequencer: Sendable {
             self.ownerToken = ownerToken
             self.operators = operators
             self.names = names
+            self.playlist = playlist
             self.dormantSince = dormantSince
             self.creatorAddress = creatorAddress
         }
@@ -165,7 +175,7 @@ public struct RoomSequencer: Sendable {
         public var persisted: RoomRecord {
             RoomRecord(
                 verifier: verifier, owner: owner, ownerToken: ownerToken, operators: operators, timeline: timeline,
-                names: names.persisted)
+                names: names.persisted, playlist: playlist.persisted)
         }
 
         /// The role `tokenID` holds under `name`, if any.
@@ -235,6 +245,8 @@ public struct RoomSequencer: Sendable {
     var nextDormantExpiry = Double.infinity
     /// When `tick` next sweeps records and kicks (at most once a second: they keep for minutes).
     var nextHousekeeping = -Double.infinity
+    /// Seeds drawn for shuffles (see `Configuration.playlistSeed`).
+    var playlistDraws: UInt64 = 0
 
     public init(configuration: Configuration = .init(), records: [String: RoomRecord] = [:], now: Double = 0) {
         self.configuration = configuration
@@ -246,6 +258,7 @@ public struct RoomSequencer: Sendable {
             var dormant = record
             dormant.dormantSince = min(record.dormantSince ?? now, now)
             dormant.names = HeldNames(record.names.holds, limit: configuration.maxHeldNames)
+            if record.playlist.version == 0 { dormant.playlist = RoomPlaylist(countdown: configuration.playlistCountdown) }
             return dormant
         }
         self.nextDormantExpiry = self.records.values.compactMap(\.dormantSince).min().map { $0 + configuration.dormantRoomMemory } ?? .infinity
@@ -321,6 +334,7 @@ public struct RoomSequencer: Sendable {
 
     mutating func leave(_ id: ConnectionID, _ membership: Joined, now: Double, notice: Notice?) -> [Output] {
         guard var room = rooms[membership.room] else { return [] }
+        records[membership.room]?.playlist.forget(membership.name)
         let outputs = room.playback.leave(id, now: now, notice: notice).map(Self.output)
         if room.playback.isEmpty {
             // Empty: the room sleeps, keeping its secret, roles and place for a while.
@@ -359,12 +373,12 @@ public struct RoomSequencer: Sendable {
             return [.send(id, .unsupported(type: type))]
         case .unsupported:
             return []
-        case .ready, .report, .status, .media:
+        case .ready, .report, .status, .media, .playlistHave, .playlistEnded:
             // Harmless before a welcome, and daemons before 2026-11-24 sent them during a
             // reconnect's handshake: ignored, where refusing them ended that daemon's session.
             guard let membership = joined[id] else { return [] }
             return inRoom(message, from: id, membership, now: now)
-        case .action, .end, .role, .kick, .chat, .message, .detach:
+        case .action, .end, .role, .kick, .chat, .message, .detach, .playlistEdit:
             guard let membership = joined[id] else {
                 return refuse(id, CowatchError(.protocolViolation, "say hello first"), now: now)
             }
@@ -567,7 +581,9 @@ public struct RoomSequencer: Sendable {
         // The same token on every reconnect: roles are bound to it.
         let token = provenID != nil ? hello.token! : tokens.issue(room: hello.room, name: hello.name)
         let tokenID = SessionTokens.id(of: token)
-        var record = records[hello.room] ?? RoomRecord(verifier: offered, owner: hello.name, ownerToken: tokenID, creatorAddress: address)
+        var record = records[hello.room] ?? RoomRecord(
+            verifier: offered, owner: hello.name, ownerToken: tokenID, creatorAddress: address,
+            playlist: RoomPlaylist(countdown: configuration.playlistCountdown))
         var role = record.role(of: hello.name, tokenID: tokenID) ?? .member
         if reservedHost == true {
             // The host owns its room, also with a token from after its own restart.
@@ -608,6 +624,10 @@ public struct RoomSequencer: Sendable {
                     activity: activity, timeline: start ?? .initial(at: now), now: now, configuration: configuration.playback),
                 creatorAddress: address)
         }()
+        if rooms[hello.room] == nil {
+            // A room (re)starting: its playlist finds out whether the room plays its entry.
+            records[hello.room]?.playlist.roomStarted(with: room.playback.activity)
+        }
         outputs += room.playback.join(id, name: hello.name, stallKey: address, role: role, status: hello.status, now: now)
             .map(Self.output)
         store(room, as: hello.room)
@@ -640,6 +660,10 @@ public struct RoomSequencer: Sendable {
             for attachment in journal.attachments(in: hello.room) {
                 history.append(.sendMessage(id, .attachmentAdded(attachment, history: true), reliable: true))
             }
+        }
+        if features.contains(WireFeature.playlist) {
+            // The list and its current entry, in the sync lane: the next `applied` may name it.
+            history += playlistWelcome(id, room: hello.room)
         }
         return [.send(id, welcome)] + history + outputs + (changed ? [.saveRecords] : [])
     }
@@ -680,6 +704,7 @@ public struct RoomSequencer: Sendable {
             outputs = room.playback.statusChanged(status, of: id, mayHold: mayHold, now: now)
         case .media(let activity, let info):
             outputs = room.playback.mediaReported(info, activity: activity, by: id)
+            playlistMediaReported(info, activity: activity, room: membership.room)
         case .end(let requestID):
             let request = Request(connection: id, id: answerID(requestID, membership))
             let ownerPresent = records[membership.room]?.owner.flatMap { room.playback.member(named: $0) } != nil
@@ -705,6 +730,12 @@ public struct RoomSequencer: Sendable {
             return relay(message, from: id, membership, now: now)
         case .detach(let requestID, let attachment):
             return detach(attachment, requestID: requestID, from: id, membership, role: role, managed: room.playback.policy.managed)
+        case .playlistEdit(let request):
+            return playlistEdit(request, from: id, membership, now: now)
+        case .playlistHave(let version, let have):
+            return playlistHave(version: version, have: have, from: id, membership, now: now)
+        case .playlistEnded(let activity, let position):
+            return playlistEnded(activity: activity, position: position, from: id, membership, now: now)
         default:
             return []
         }

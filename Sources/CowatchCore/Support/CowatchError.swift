@@ -94,6 +94,13 @@ public struct CowatchError: Error, Sendable, Hashable, CustomStringConvertible {
         /// cannot follow a redirect (it lacks the `cluster` feature): connect there instead.
         public static let roomElsewhere = Code(rawValue: "room-elsewhere")
 
+        // The playlist.
+        /// A playlist edit was made on a list that changed since (its `version` or `current` is
+        /// not the room's): nothing was done, and the sender gets the list as it is.
+        public static let stalePlaylist = Code(rawValue: "stale-playlist")
+        /// The playlist would hold more than 500 entries, or more than its byte budget.
+        public static let playlistFull = Code(rawValue: "playlist-full")
+
         // The journal (attachments).
         /// An attachment is larger than the server accepts (100 MiB unless configured lower).
         public static let tooLarge = Code(rawValue: "too-large")

@@ -75,6 +75,8 @@ extension ClientMessage {
             return ["type": "detach", "id": .number(Double(id)), "attachment": .string(attachment)]
         case .transfer(let request):
             return request.json
+        case .playlistEdit, .playlistHave, .playlistEnded:
+            return playlistJSON ?? [:]
         case .unsupported(let type):
             return ["type": "unsupported", "of": .string(type)]
         case .unknown(let type):
@@ -177,7 +179,7 @@ extension ClientMessage {
         case "unsupported":
             return .unsupported(type: try reader.word("of"))
         case let other:
-            return .unknown(type: other)
+            return try playlist(type: other, reader) ?? .unknown(type: other)
         }
     }
 }
@@ -390,6 +392,8 @@ extension ServerMessage {
             return .object(object)
         case .redirect(let room, let target):
             return ["type": "redirect", "room": .string(room), "host": .string(target.host), "port": .number(Double(target.port))]
+        case .playlist, .playlistAvailability:
+            return playlistJSON ?? [:]
         case .unsupported(let type):
             return ["type": "unsupported", "of": .string(type)]
         case .unknown(let type):
@@ -491,7 +495,7 @@ extension ServerMessage {
         case "unsupported":
             return .unsupported(type: try reader.word("of"))
         case let other:
-            return .unknown(type: other)
+            return try playlist(type: other, reader) ?? .unknown(type: other)
         }
     }
 

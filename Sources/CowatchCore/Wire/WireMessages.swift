@@ -43,8 +43,14 @@ public enum WireFeature {
     /// with `done` naming it, or with a `refused` whose `action_id` is it. Without it, those
     /// requests carry no id and are answered by the notice, `ended` or a `refused` without an id.
     public static let requestIDs = "request-ids"
+    /// The room's shared playlist (`playlist_edit`, `playlist_have`, `playlist_eof`; the server's
+    /// `playlist` and `playlist_availability`): entries the server numbers and sequences, and
+    /// advances through when the current one ends. A peer without it still follows the group's
+    /// media (each advance is an `applied` that switches the activity); one that sends playlist
+    /// messages anyway gets `unsupported`.
+    public static let playlist = "playlist"
     /// Every feature this build speaks.
-    public static let all = [secretHMAC, roles, actionDeadline, chat, messages, journal, cluster, requestIDs]
+    public static let all = [secretHMAC, roles, actionDeadline, chat, messages, journal, cluster, requestIDs, playlist]
 }
 
 /// The largest request id of `end`, `role` and `kick` (`request-ids`): ids are 0...2^31 − 1, and
@@ -528,6 +534,15 @@ public enum ClientMessage: Sendable, Hashable {
     /// (`journal`) The first and only line of a transfer connection: who asks (proved by the
     /// session token of its room connection) and what it sends or fetches. Raw bytes follow.
     case transfer(TransferRequest)
+    /// (`playlist`) Change the room's playlist; see `PlaylistEdit`.
+    case playlistEdit(PlaylistEditRequest)
+    /// (`playlist`) The entries of the list at `version` this participant can play (it lacks the
+    /// others): sent after each new `playlist` state, at most `PlaylistState.maxEntries` ids.
+    case playlistHave(version: Int, have: [PlaylistEntry.ID])
+    /// (`playlist`) This participant's player reached the end of activity `activity`'s media, at
+    /// `position` (its duration, as the player saw it). The server moves the room to the next
+    /// entry if the room's timeline agrees.
+    case playlistEnded(activity: Int, position: Double)
     /// "I do not know messages of this type": the answer to a server message we cannot read.
     case unsupported(type: String)
     /// A message of a type this build does not know (decoded, never sent).
@@ -670,6 +685,14 @@ public enum ServerMessage: Sendable, Hashable {
     /// (`cluster`) The answer to a hello for a room another server of the cluster hosts:
     /// connect there (same room, secret and certificate). The server closes after this.
     case redirect(room: String, to: Endpoint)
+    /// (`playlist`) The room's playlist: after the welcome, after every change (`change` says
+    /// what and who; `requestID` echoes the editor's `playlist_edit` id to the editor only), and
+    /// after a `stale-playlist` refusal (neither). Sent before the `applied` of a switch it
+    /// causes, so the new activity can be told apart as the current entry (`PlaylistState.activity`).
+    case playlist(PlaylistState, change: PlaylistChange?, requestID: Int?)
+    /// (`playlist`) What one participant can play changed; `marks` follow the entries of the
+    /// list at `version`.
+    case playlistAvailability(PlaylistAvailability, version: Int)
     /// "I do not know messages of this type"; the connection lives.
     case unsupported(type: String)
     /// A message of a type this build does not know (decoded, never sent).

@@ -11,7 +11,8 @@ import Glibc
 ///   enough to join the room: keep this file as private as the secret), owner and operators with
 ///   the ids of their session tokens, so a restarted server lets back only those who know the
 ///   secret, and gives roles (and their names) back only to the same tokens; and every other
-///   name held in the room (`HeldNames`, oldest first) with its token's id, for the same reason.
+///   name held in the room (`HeldNames`, oldest first) with its token's id, for the same reason;
+///   and the room's playlist (`RoomPlaylist.recordJSON`), so the list outlives a restart.
 ///
 /// Threading: a value type; its methods do blocking file I/O (small files), called from the
 /// server's hub. Errors: `invalid-configuration` with the path and what is wrong.
@@ -63,6 +64,7 @@ public struct RoomServerState: Sendable {
                 if let token = token.stringValue { record.operators[name] = token }
             }
             record.names = HeldNames(entry["names"].map(RoomSequencer.RoomRecord.holds(from:)) ?? [])
+            if let playlist = entry["playlist"].flatMap(RoomPlaylist.init(recordJSON:)) { record.playlist = playlist }
             records[name] = record
         }
         return records
@@ -81,6 +83,7 @@ public struct RoomServerState: Sendable {
             if let owner = record.owner { entry["owner"] = .string(owner) }
             if let ownerToken = record.ownerToken { entry["owner_token"] = .string(ownerToken) }
             entry["names"] = record.names.json
+            if record.playlist.version > 0 { entry["playlist"] = record.playlist.recordJSON }
             if let kept = record.timeline {
                 entry["timeline"] = [
                     "url": .string(kept.url), "title": kept.title.map(JSONValue.string) ?? .null, "position": .number(kept.position),

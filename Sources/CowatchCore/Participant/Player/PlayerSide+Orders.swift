@@ -21,7 +21,13 @@ extension PlayerSide {
     /// instant is timed against it (`startLateness`); the frame clock starts again.
     public mutating func pauseSet(_ paused: Bool, at: Double) {
         if !paused, let instant = transitionInstant { startLateness = at - instant }
+        if paused { pauseTiming.set = at }
         frameClock.reset()
+    }
+
+    /// The room's order to pause (an `applied` whose timeline is paused) arrived at `at`.
+    public mutating func pauseOrderArrived(at: Double) {
+        pauseTiming.arrived = at
     }
 
     /// Play at `speed`. `playerSpeed` is the player's as just read.

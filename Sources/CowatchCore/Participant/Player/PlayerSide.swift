@@ -65,6 +65,9 @@ public struct PlayerSide: Sendable {
     public var transitionInstant: Double?
     /// How late after its scheduled instant the last unpause so ordered took effect (seconds).
     public internal(set) var startLateness: Double?
+    /// When the room's last pause order (an `applied` with a paused timeline) arrived at the
+    /// socket, and when the player's pause was last set: how soon a pause lands (`get_status`).
+    public internal(set) var pauseTiming = PauseTiming()
     /// The seek held behind its fence, if any.
     public internal(set) var heldSeek: HeldSeek?
     /// Fences sent so far (each fence carries its number).

@@ -103,10 +103,14 @@ public enum Daemon {
                         identity: hosting.identity, logger: logger)
                     services.append(.init(service: server))
                 }
+                // The playlist's local files, found by identity in --media-dir folders.
+                let mediaIndex = configuration.mediaDirectories.isEmpty ? nil : MediaDirectoryIndexer(
+                    settings: .init(directories: configuration.mediaDirectories), clock: controller.clock, logger: logger)
+                if let mediaIndex { services.append(.init(service: mediaIndex)) }
                 let session = RoomSession(
                     player: controller.roomPlayer, subtitles: SubtitleTracks(player), configuration: configuration,
                     room: room, media: controller.media, events: hub, logger: logger,
-                    probe: .mpv(options: configuration.mpvOptions, logger: logger))
+                    probe: .mpv(options: configuration.mpvOptions, logger: logger), mediaIndex: mediaIndex)
                 await controller.attach(room: session)
                 if let port = room.hostPort, room.portMapping != .off {
                     // Friends on the internet reach a host at home only through its router.

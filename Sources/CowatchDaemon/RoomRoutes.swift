@@ -62,6 +62,9 @@ extension ControlCommand {
         case .detach(let id): .reply { room, timeout throws(CowatchError) in try await room.detach(id, timeout: timeout) }
         case .fetch(let id, let path, let force):
             .reply { room, _ throws(CowatchError) in try await room.fetch(id, to: path, replacing: force) }
+        case .getPlaylist: .reply { room, _ in await room.playlistReply() }
+        case .playlist(let command):
+            .reply { room, timeout throws(CowatchError) in try await room.playlist(command, timeout: timeout) }
         case .getProperty, .quit: nil
         }
     }

@@ -23,7 +23,14 @@ extension RoomSession {
             return updated
         }
         let now = clock.now()
-        carryOut(playerSide.roomSwitched(to: activity, playerHas: media.current, participants: participants, now: now), now: now)
+        switch playlistFile(for: activity) {
+        case .have(let path):
+            carryOut(playerSide.roomSwitched(to: activity, ownCopy: path, playerHas: media.current, now: now), now: now)
+        case .lack(let name):
+            carryOut(playerSide.roomSwitched(to: activity, lacking: name), now: now)
+        case .notAFile:
+            carryOut(playerSide.roomSwitched(to: activity, playerHas: media.current, participants: participants, now: now), now: now)
+        }
     }
 
     /// `accept_open`: opens the offered media. Errors: `invalid-request` when nothing is offered,

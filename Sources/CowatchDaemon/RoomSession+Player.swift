@@ -181,6 +181,8 @@ extension RoomSession {
                 position: player.shownPosition, duration: player.duration, joined: isJoined,
                 groupPosition: coordinator.expectedPosition(atLocal: now), now: now)
             carryOut(actions, now: now)
+        case .propertyChange(name: "eof-reached", let value, _):
+            if value?.boolValue == true { mediaEnded() }
         case .propertyChange(name: "paused-for-cache", let value, _):
             carryOut(playerSide.bufferingChanged(value?.boolValue ?? false), now: now)
         case .propertyChange(name: "time-pos", let value, let at):

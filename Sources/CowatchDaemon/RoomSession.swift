@@ -85,6 +85,10 @@ actor RoomSession {
     var osd = OSDStack()
     /// Tries media before our own `open` switches the room to it (nil: no check).
     let probe: MediaProbe?
+    /// Finds local files by identity in `--media-dir` folders (nil: none given).
+    let mediaIndex: MediaDirectoryIndexer?
+    /// Our own copies of the playlist's entries (RoomSession+Playlist.swift).
+    var playlistFiles = PlaylistFiles()
 
     /// True when the server has welcomed this session and it has not ended.
     var isJoined: Bool { machine.state == .joined }
@@ -92,9 +96,10 @@ actor RoomSession {
     init(
         player: any RoomPlayer, subtitles: SubtitleTracks, configuration: DaemonConfiguration, room: RoomSettings,
         media: MediaLoader,
-        events: EventHub, logger: Logger, probe: MediaProbe? = nil
+        events: EventHub, logger: Logger, probe: MediaProbe? = nil, mediaIndex: MediaDirectoryIndexer? = nil
     ) {
         self.clock = media.clock
+        self.mediaIndex = mediaIndex
         self.player = player
         self.subtitles = subtitles
         self.probe = probe
@@ -126,6 +131,7 @@ actor RoomSession {
     /// ends (with on-end quit), or the server refuses us for good.
     func run() async -> Outcome? {
         probeTracks()
+        await rememberOwnMedia()
         var coordinatorConfiguration = RoomCoordinator.Configuration()
         coordinatorConfiguration.drift = room.drift
         if !playerSide.hasAudio {
@@ -487,6 +493,8 @@ actor RoomSession {
                 }
             case .activity(let activity):
                 activityChanged(activity)
+            case .playlist(let state, let change):
+                playlistChanged(state, change: change)
             case .ended(let by):
                 link?.outcome = .ended(by: by)
                 publish(Notice(actor: by, action: .end))

@@ -9,7 +9,7 @@ import Foundation
 private let transferTimeout = 3600.0
 
 /// An absolute form of a path given on the command line (the daemon has another working directory).
-private func absolute(_ path: String) -> String {
+func absolute(_ path: String) -> String {
     let expanded = (path as NSString).expandingTildeInPath
     return expanded.hasPrefix("/") ? expanded : FileManager.default.currentDirectoryPath + "/" + expanded
 }

@@ -17,7 +17,9 @@ struct Cowatch: ParsableCommand {
             Play.self, Pause.self, Toggle.self, Seek.self, Speed.self, Status.self, Events.self, Participants.self,
             Leave.self, Join.self, End.self, Open.self, Accept.self, Ready.self, Unready.self, WaitForMe.self, Op.self,
             Deop.self, Kick.self, InviteLink.self, Chat.self, Send.self, OSD.self, Attach.self, Attachments.self,
-            Detach.self, Fetch.self, GetProperty.self, Forget.self, Quit.self,
+            Detach.self, Fetch.self, PlaylistGroup.self, AddToPlaylist.self, RemoveFromPlaylist.self, MoveInPlaylist.self,
+            JumpInPlaylist.self, NextInPlaylist.self, PrevInPlaylist.self, RepeatPlaylist.self, ShufflePlaylist.self,
+            GetProperty.self, Forget.self, Quit.self,
         ])
 
     static func main() {

@@ -84,6 +84,11 @@ enum Describe {
             let detail: String
             if case .failed(let error) = progress.stage { detail = " failed: \(error.message)" } else { detail = " \(percent)%" }
             return "\(progress.direction.rawValue) \(progress.name)\(detail)"
+        case .playlist(let playlist):
+            if let change = playlist.change { return change }
+            let state = playlist.state
+            let current = state.current.map { ", #\($0) current" } ?? ""
+            return "playlist: \(state.entries.count == 1 ? "1 entry" : "\(state.entries.count) entries")\(current)"
         case .unknown(let name, let fields):
             // A notice with an action this version does not know still says what happened.
             if name == ControlEvent.Kind.notice.rawValue, let text = fields["text"]?.stringValue { return text }

@@ -81,7 +81,7 @@ struct ControlEventCodecTests {
             #"{"code":"io-error","direction":"upload","done":3,"event":"attachment-progress","id":"ab12","message":"link lost","name":"a.mkv","resumed_from":0,"state":"failed","total":9}"#
         ),
         (.unknown(name: "fireworks", fields: ["colour": "green", "n": 3]), #"{"colour":"green","event":"fireworks","n":3}"#),
-    ]
+    ] + PlaylistControlTests.eventGolden
 
     static var events: [ControlEvent] { golden.map(\.0) }
 

@@ -52,7 +52,7 @@ struct ControlReplyCodecTests {
             InviteReply(invite: "cowatch://203.0.113.7:7433/den#s=abc", reachability: reachability),
             #"{"invite":"cowatch://203.0.113.7:7433/den#s=abc","reachability":{"address":"203.0.113.7","advice":null,"external_port":7433,"gateway":"192.168.1.1","ipv6":{"address":null,"state":"no-gateway","summary":"no IPv6 pinhole"},"lease":3600,"method":"upnp","state":"mapped","summary":"friends can reach this machine at 203.0.113.7:7433"}}"#
         ),
-    ]
+    ] + PlaylistControlTests.replyGolden
 
     static var replies: [any ControlReplyData] { golden.map(\.0) }
 

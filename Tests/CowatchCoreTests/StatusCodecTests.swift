@@ -153,6 +153,14 @@ struct ControlCommandNameTests {
             case .attach: ["attach", "/tmp/a.srt"]
             case .detach: ["detach", "abcd"]
             case .fetch: ["fetch", "abcd", "/tmp"]
+            case .playlistAdd, .playlistReplace: [.string(name.rawValue), ["/m.mkv"]]
+            case .playlistInsert: ["playlist_insert", ["/m.mkv"], 1]
+            case .playlistRemove, .playlistJump: [.string(name.rawValue), 1]
+            case .playlistMove: ["playlist_move", 1, 2]
+            case .playlistRepeat: ["playlist_repeat", "all"]
+            case .playlistShuffle, .playlistEditing: [.string(name.rawValue), true]
+            case .playlistCountdown: ["playlist_countdown", 3]
+            case .playlistPick: ["playlist_pick", 1, "/m.mkv"]
             default: [.string(name.rawValue)]
             }
         let command = try? ControlCommand(arguments: arguments)

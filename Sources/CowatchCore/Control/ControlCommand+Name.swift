@@ -32,6 +32,22 @@ extension ControlCommand {
         case getAttachments = "get_attachments"
         case detach
         case fetch
+        case getPlaylist = "get_playlist"
+        case playlistAdd = "playlist_add"
+        case playlistInsert = "playlist_insert"
+        case playlistReplace = "playlist_replace"
+        case playlistRemove = "playlist_remove"
+        case playlistMove = "playlist_move"
+        case playlistJump = "playlist_jump"
+        case playlistNext = "playlist_next"
+        case playlistPrev = "playlist_prev"
+        case playlistClear = "playlist_clear"
+        case playlistUndo = "playlist_undo"
+        case playlistRepeat = "playlist_repeat"
+        case playlistShuffle = "playlist_shuffle"
+        case playlistEditing = "playlist_editing"
+        case playlistCountdown = "playlist_countdown"
+        case playlistPick = "playlist_pick"
         case quit
 
         /// Other spellings accepted for mpv's sake.

@@ -57,6 +57,11 @@ public enum ControlCommand: Sendable, Hashable {
     case detach(String)
     /// (1.5) Download an attachment to `path` (absolute; a directory gets the attachment's name).
     case fetch(id: String, path: String, force: Bool = false)
+    /// (1.7) The room's shared playlist as this daemon has it (`PlaylistReply`).
+    case getPlaylist
+    /// (1.7) An edit of the room's playlist, or this daemon's choice of a file for an entry
+    /// (`ControlCommand+Playlist.swift`).
+    case playlist(PlaylistCommand)
     case quit
 
     /// The arguments of `send_message`.
@@ -130,6 +135,8 @@ public enum ControlCommand: Sendable, Hashable {
         case .getAttachments: .getAttachments
         case .detach: .detach
         case .fetch: .fetch
+        case .getPlaylist: .getPlaylist
+        case .playlist(let command): command.kind
         case .quit: .quit
         }
     }
@@ -162,6 +169,7 @@ public enum ControlCommand: Sendable, Hashable {
                 message.to.map { .array($0.map(JSONValue.string)) } ?? .string("all"),
                 .string(message.reliable ? "reliable" : "unreliable"),
             ]
+        case .playlist(let command): Self.playlistArguments(command)
         default: [.string(name)]
         }
     }
@@ -207,6 +215,10 @@ public enum ControlCommand: Sendable, Hashable {
         case .getChat: try expectCount(0...0); self = .getChat
         case .showRoom: try expectCount(0...0); self = .showRoom
         case .getAttachments: try expectCount(0...0); self = .getAttachments
+        case .getPlaylist, .playlistAdd, .playlistInsert, .playlistReplace, .playlistRemove, .playlistMove, .playlistJump,
+            .playlistNext, .playlistPrev, .playlistClear, .playlistUndo, .playlistRepeat, .playlistShuffle, .playlistEditing,
+            .playlistCountdown, .playlistPick:
+            self = try Self.playlist(kind, args)
         case .attach:
             try expectCount(1...3)
             let path = try Self.absolutePath(args[0], what: "attach")
@@ -382,7 +394,7 @@ public enum ControlCommand: Sendable, Hashable {
     }
 
     /// An absolute path of at most 4096 bytes without control characters.
-    private static func absolutePath(_ value: JSONValue, what: String) throws(CowatchError) -> String {
+    static func absolutePath(_ value: JSONValue, what: String) throws(CowatchError) -> String {
         guard let path = value.stringValue, path.hasPrefix("/"), path.utf8.count <= 4096, ControlCharacters.isClean(path) else {
             throw CowatchError(.invalidArgument, "\(what) takes an absolute path")
         }

@@ -35,6 +35,8 @@ extension ControlEvent {
             object = removal.json.objectValue ?? [:]
         case .attachmentProgress(let progress):
             object = progress.json.objectValue ?? [:]
+        case .playlist(let playlist):
+            object = playlist.json.objectValue ?? [:]
         case .unknown(_, let fields):
             object = fields
         }
@@ -85,6 +87,8 @@ extension ControlEvent {
             self = .attachmentRemoved(try AttachmentRemoval(fields))
         case .attachmentProgress:
             self = .attachmentProgress(try TransferProgress(fields))
+        case .playlist:
+            self = .playlist(try PlaylistEvent(fields))
         }
     }
 

@@ -31,6 +31,9 @@ public enum ControlEvent: Sendable, Hashable {
     case attachmentRemoved(AttachmentRemoval)
     /// (1.5) A transfer of ours moved on.
     case attachmentProgress(TransferProgress)
+    /// (1.7) The room's playlist changed (or arrived after a join): the list as it is now, and
+    /// the sentence saying what changed and who did it.
+    case playlist(PlaylistEvent)
     /// An event this version does not know (or a notice with an action it does not know), as
     /// it arrived: its name and its other fields.
     case unknown(name: String, fields: [String: JSONValue])
@@ -48,6 +51,7 @@ public enum ControlEvent: Sendable, Hashable {
         case attachmentAdded = "attachment-added"
         case attachmentRemoved = "attachment-removed"
         case attachmentProgress = "attachment-progress"
+        case playlist
     }
 
     /// The kind of a known event; nil for `.unknown`.
@@ -64,6 +68,7 @@ public enum ControlEvent: Sendable, Hashable {
         case .attachmentAdded: .attachmentAdded
         case .attachmentRemoved: .attachmentRemoved
         case .attachmentProgress: .attachmentProgress
+        case .playlist: .playlist
         case .unknown: nil
         }
     }

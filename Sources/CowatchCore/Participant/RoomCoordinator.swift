@@ -99,6 +99,8 @@ public struct RoomCoordinator: Sendable {
         case attachmentAdded(Attachment, history: Bool)
         /// (journal) `by` removed attachment `id` for everyone.
         case attachmentRemoved(id: String, by: String)
+        /// (playlist) The room's playlist is now this; `change` says what changed and who did it.
+        case playlist(PlaylistState, change: PlaylistChange?)
     }
 
     public let configuration: Configuration
@@ -140,6 +142,10 @@ public struct RoomCoordinator: Sendable {
     private var lastProbeSent: Double?
     private var nextActionID = 0
     private var pendingActions: [Int: Double] = [:]
+    /// The room's playlist as the server last sent it (`playlist` feature); nil before any.
+    public internal(set) var playlist: PlaylistState?
+    /// Our playlist edits the server has not answered yet.
+    var pendingEdits: Set<Int> = []
     /// Our end, role and kick requests awaiting the server's answer (RoomCoordinator+Requests.swift).
     var requests = RoomRequestTracker()
     /// The optional features the server agreed to (from its challenge).
@@ -326,6 +332,9 @@ public struct RoomCoordinator: Sendable {
             if let actionID, pendingActions.removeValue(forKey: actionID) != nil {
                 return [.actionRefused(id: actionID, error)]
             }
+            if let actionID, pendingEdits.remove(actionID) != nil {
+                return [.actionRefused(id: actionID, error)]
+            }
             if let actionID, let refused = requestRefused(actionID) {
                 return [.actionRefused(id: refused, error)]
             }
@@ -351,9 +360,10 @@ public struct RoomCoordinator: Sendable {
         case .redirect:
             // Before any challenge: the daemon's connection loop follows it (ClusterRoute).
             return []
-        case .playlist, .playlistAvailability:
-            // The room's playlist (`playlist`): the daemon reads it before the coordinator.
-            return []
+        case .playlist(let state, let change, let requestID):
+            return playlistReceived(state, change: change, requestID: requestID)
+        case .playlistAvailability(let availability, let version):
+            return playlistAvailabilityReceived(availability, version: version)
         case .unsupported:
             // The server does not know something we sent: nothing to undo.
             return []
@@ -508,6 +518,8 @@ public struct RoomCoordinator: Sendable {
         lastResume = nil
         participants = []
         pendingActions = [:]
+        pendingEdits = []
+        playlist = nil
         lastError = nil
     }
 

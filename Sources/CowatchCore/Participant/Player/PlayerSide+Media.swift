@@ -44,6 +44,33 @@ extension PlayerSide {
         }
     }
 
+    /// The room switched to a playlist entry that is a local file, and this daemon found its own
+    /// copy at `path` (by the entry's identity): opened as our own media, whoever added it (no
+    /// open policy applies to a file of ours). `playerHas` is what the player has now.
+    public mutating func roomSwitched(to activity: Activity, ownCopy path: String, playerHas current: String, now: Double) -> [Action] {
+        if path == current {
+            var actions: [Action] = []
+            if media.stoodAside {
+                media = .roomMedia
+                actions.append(.statusChanged)
+            }
+            if !media.isLoading { actions.append(.reportMedia) }
+            return actions
+        }
+        var own = activity
+        own.url = path
+        own.fallbackURL = nil
+        return startLoading(own, url: path, now: now)
+    }
+
+    /// The room switched to a playlist entry that is a local file this daemon does not have
+    /// (`name`: the entry's file name): the player stands aside, and the room (told by the
+    /// availability report) goes on without us for that entry.
+    public mutating func roomSwitched(to activity: Activity, lacking name: String) -> [Action] {
+        let text = "you do not have \(name): the room plays it without you (cowatch playlist pick, or --media-dir)"
+        return standAside(as: .refused(activity)) + [.warning(text), .show(text, milliseconds: 8000)]
+    }
+
     /// `accept_open`: opens the offered media, the room's activity being `roomActivityID`.
     /// Errors: `invalid-request` when nothing is offered, or when the room switched again since
     /// (the offer is then dropped).

@@ -68,7 +68,7 @@ extension RoomSession {
             state: state, local: playlistFiles.local, here: playlistFiles.here,
             members: coordinator.participants.map(\.name), me: configuration.name)
         events.publish(.playlist(PlaylistEvent(state: reply, change: change?.text, actor: change?.actor)))
-        if let change, change.actor != nil { showOnScreen(change.text, milliseconds: 4000) }
+        if let change { showOnScreen(change.text, milliseconds: 4000) }
         if playlistFiles.resolvedVersion != state.version { resolvePlaylist() }
     }
 
@@ -108,6 +108,12 @@ extension RoomSession {
         playlistFiles.resolvedVersion = version
         let order = coordinator.playlist?.entries.map(\.id) ?? []
         perform(coordinator.playlistHave(order.filter { resolved[$0] != nil }, version: version))
+        // The room may have switched to an entry before this resolution found our copy of it.
+        if case .refused(let activity) = playerSide.media, activity.id == coordinator.activity.id,
+            case .have = playlistFile(for: activity)
+        {
+            activityChanged(activity)
+        }
     }
 
     /// The room switched to `activity`: when it is a playlist entry that is a file, this

@@ -134,6 +134,7 @@ extension RoomSession {
         if !path.hasPrefix("/") { path = FileManager.default.currentDirectoryPath + "/" + path }
         guard let identity = try? await MediaDirectoryIndexer.identity(ofFile: path) else { return }
         playlistFiles.remember(identity, at: path)
+        if coordinator.playlist != nil { resolvePlaylist() }
     }
 
     /// The player reached the end of the media: the room hears it when it is the playlist's entry.

@@ -131,7 +131,9 @@ actor RoomSession {
     /// ends (with on-end quit), or the server refuses us for good.
     func run() async -> Outcome? {
         probeTracks()
-        await rememberOwnMedia()
+        // Hashed beside joining, never before it: the hash runs on a nice-19 thread, which a
+        // loaded machine may leave waiting for seconds.
+        Task { [weak self] in await self?.rememberOwnMedia() }
         var coordinatorConfiguration = RoomCoordinator.Configuration()
         coordinatorConfiguration.drift = room.drift
         if !playerSide.hasAudio {

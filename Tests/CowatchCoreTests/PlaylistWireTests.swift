@@ -68,20 +68,7 @@ struct PlaylistWireTests {
         #expect(try ServerMessage.decode(line: line.dropLast()) == message)
     }
 
-    @Test("every playlist message survives byte-at-a-time framing")
-    func byteAtATime() throws {
-        var framer = LineFramer(maxLineBytes: wireMaxLineBytes)
-        var lines: [[UInt8]] = []
-        let stream = Self.clientMessages.flatMap { $0.encoded() } + Self.serverMessages.flatMap { $0.encoded() }
-        for byte in stream {
-            for case .line(let line) in framer.feed([byte]) { lines.append(line) }
-        }
-        #expect(lines.count == Self.clientMessages.count + Self.serverMessages.count)
-        for (line, message) in zip(lines, Self.clientMessages) { #expect(try ClientMessage.decode(line: line) == message) }
-        for (line, message) in zip(lines.dropFirst(Self.clientMessages.count), Self.serverMessages) {
-            #expect(try ServerMessage.decode(line: line) == message)
-        }
-    }
+    // Byte-at-a-time framing: WireProtocolTests feeds these messages with the rest.
 
     @Test("the exact shapes the protocol document gives")
     func shapes() {

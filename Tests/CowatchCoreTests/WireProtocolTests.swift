@@ -126,17 +126,19 @@ struct WireProtocolTests {
         #expect(try ServerMessage.decode(line: message.encoded().dropLast()) == message)
     }
 
-    @Test("every message survives byte-at-a-time framing")
+    @Test("every message survives byte-at-a-time framing (the playlist's too)")
     func byteAtATime() throws {
+        let clients = Self.clientMessages + PlaylistWireTests.clientMessages
+        let servers = Self.serverMessages + PlaylistWireTests.serverMessages
         var framer = LineFramer(maxLineBytes: wireMaxLineBytes)
         var lines: [[UInt8]] = []
-        let stream = Self.clientMessages.flatMap { $0.encoded() } + Self.serverMessages.flatMap { $0.encoded() }
+        let stream = clients.flatMap { $0.encoded() } + servers.flatMap { $0.encoded() }
         for byte in stream {
             for case .line(let line) in framer.feed([byte]) { lines.append(line) }
         }
-        #expect(lines.count == Self.clientMessages.count + Self.serverMessages.count)
-        for (line, message) in zip(lines, Self.clientMessages) { #expect(try ClientMessage.decode(line: line) == message) }
-        for (line, message) in zip(lines.dropFirst(Self.clientMessages.count), Self.serverMessages) {
+        #expect(lines.count == clients.count + servers.count)
+        for (line, message) in zip(lines, clients) { #expect(try ClientMessage.decode(line: line) == message) }
+        for (line, message) in zip(lines.dropFirst(clients.count), servers) {
             #expect(try ServerMessage.decode(line: line) == message)
         }
     }

@@ -61,9 +61,10 @@ extension RoomSession {
         let now = clock.now()
         switch command {
         case .setPaused(let paused):
-            // A start on its instant was decided from a read of a paused player a moment ago: no
-            // second read, which would wait for mpv's core on the instant itself.
-            let current = playerSide.transitionInstant != nil && !paused ? true : player.paused
+            // A change on its instant (a start, a pause the room scheduled) was decided from a
+            // read of the player a moment ago, which is what made it a change: no second read,
+            // which would wait for mpv's core on the instant itself.
+            let current = playerSide.transitionInstant != nil ? !paused : player.paused
             carryOut(playerSide.orderPause(paused, playerPaused: current, now: now), now: now)
         case .setSpeed(let speed):
             carryOut(playerSide.orderSpeed(speed, playerSpeed: player.speed, now: now), now: now)

@@ -434,18 +434,30 @@ actor RoomSession {
             perform(coordinator.tick(now: now, sample: current))
             return nil
         }
-        let actions = coordinator.tick(now: instant, sample: current.map { Self.carried($0, to: instant) })
-        clock.waitPrecisely(until: instant)
-        perform(actions)
+        carryOut(transitionAt: instant, sample: current)
         return nil
     }
 
+    /// Decides as at the scheduled `instant` (the player read as `sample`, moved on to it), waits
+    /// for the instant precisely, and carries the decision out.
+    private func carryOut(transitionAt instant: Double, sample current: RoomCoordinator.PlayerSample?) {
+        let actions = coordinator.tick(now: instant, sample: current.map { Self.carried($0, to: instant) })
+        clock.waitPrecisely(until: instant)
+        perform(actions)
+    }
+
     /// The drift step of `tick`, at once: the coordinator compares the player with the group's
-    /// timeline and orders what differs (a scheduled start is still waited for by the tick loop).
+    /// timeline and orders what differs. A change due sooner than the tick loop could prepare it
+    /// (a pause the room scheduled a few milliseconds ahead) is carried out on its instant here.
     private func reconcileNow() {
         let now = clock.now()
-        guard coordinator.nextTransition(afterLocal: now).map({ $0 > now + Self.transitionPreparation }) ?? true else { return }
-        perform(coordinator.tick(now: now, sample: sample()))
+        guard let transition = coordinator.nextTransition(afterLocal: now), transition <= now + Self.transitionPreparation else {
+            perform(coordinator.tick(now: now, sample: sample()))
+            return
+        }
+        playerSide.transitionInstant = transition
+        defer { playerSide.transitionInstant = nil }
+        carryOut(transitionAt: transition, sample: sample())
     }
 
     /// A player sample as it will read at `instant`: a player that moves, moved on at its speed.

@@ -69,4 +69,36 @@ struct RoomPlaybackTests {
         playback.setRole(.operator, of: 2)
         #expect(playback.participants().map(\.role) == [.owner, .operator])
     }
+
+    @Test("a pause among near members is scheduled a round trip and a margin ahead, at the group's position then")
+    func pauseScheduledAhead() {
+        var playback = room(["a", "b", "c"])
+        _ = playback.apply(.init(id: 1, kind: .play), from: 1, now: 10)  // plays from 0 at 10.12
+        for (id, rtt) in [(1, 0.0003), (2, 0.001), (3, 0.0005)] { playback.report(drift: nil, rtt: rtt, from: id, now: 20) }
+        let outputs = playback.apply(.init(id: 2, kind: .pause, position: 9.5), from: 2, now: 20)
+        let paused = timelines(outputs, to: 3).first
+        // Ahead by the largest round trip (1 ms) and the 2 ms margin; the pauser's frame (9.5) is
+        // not where the group stops: its own player has not stopped either.
+        #expect(paused?.playing == false)
+        #expect(abs((paused?.reference ?? 0) - 20.003) < 1e-9)
+        #expect(abs((paused?.position ?? 0) - (20.003 - 10.12)) < 1e-9)
+        // The playing timeline still rules until then.
+        #expect(abs(playback.timeline.position(at: 20.003) - (20.003 - 10.12)) < 1e-9)
+    }
+
+    @Test("a pause takes effect at once when a round trip is unknown or too long, at the pauser's frame")
+    func pauseAtOnce() {
+        for rtts in [[0.0003, nil], [0.0003, 0.01]] as [[Double?]] {
+            var playback = room(["a", "b"])
+            _ = playback.apply(.init(id: 1, kind: .play), from: 1, now: 10)
+            for (index, rtt) in rtts.enumerated() { playback.report(drift: nil, rtt: rtt, from: index + 1, now: 20) }
+            let paused = timelines(playback.apply(.init(id: 2, kind: .pause, position: 9.5), from: 1, now: 20), to: 2).first
+            #expect(paused?.reference == 20 && paused?.position == 9.5 && paused?.playing == false)
+        }
+        // A group already paused is not paused ahead either.
+        var still = room(["a"])
+        still.report(drift: nil, rtt: 0.0003, from: 1, now: 5)
+        let again = timelines(still.apply(.init(id: 1, kind: .pause, position: 3), from: 1, now: 6), to: 1).first
+        #expect(again?.reference == 6 && again?.position == 3)
+    }
 }

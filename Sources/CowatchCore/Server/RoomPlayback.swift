@@ -13,6 +13,13 @@ public struct RoomPlayback: Sendable {
         public var leadRTTFactor: Double = 2
         public var leadMargin: Double = 0.03
         public var maxLead: Double = 2
+        /// Seconds a pause is scheduled ahead beyond the largest reported round trip, so that
+        /// every member has it before its instant and all pause together. Default 2 ms.
+        public var pauseLeadMargin: Double = 0.002
+        /// The longest such lead (round trip + margin): past it, or while a member's round trip
+        /// is unknown, a pause takes effect at once (each player pauses as the order reaches it,
+        /// and seeks back to the pause position). Default 6 ms: a link a person would never feel.
+        public var maxPauseLead: Double = 0.006
         /// Seconds the group waits, after a seek while playing, for everyone to land. Default 2 s.
         public var seekReadyTimeout: Double = 2
         /// Seconds the group waits for a stalled participant (buffering, a slow seek) or, under
@@ -178,6 +185,18 @@ public struct RoomPlayback: Sendable {
         return min(configuration.maxLead, max(configuration.minLead, configuration.leadRTTFactor * worst + configuration.leadMargin))
     }
 
+    /// When a pause now should take effect: a few milliseconds ahead when every member is near
+    /// (each has the order before its instant, and every player pauses on the same instant of
+    /// the reference clock, as a scheduled start plays), else at once. Only a playing group
+    /// pauses ahead; its position at that instant is the pause position.
+    private func pauseInstant(now: Double, playing: Bool) -> Double {
+        guard playing else { return now }
+        let rtts = order.map { members[$0]?.rtt }
+        guard !rtts.isEmpty, !rtts.contains(where: { $0 == nil }) else { return now }
+        let lead = (rtts.compactMap { $0 }.max() ?? 0) + configuration.pauseLeadMargin
+        return lead <= configuration.maxPauseLead ? now + lead : now
+    }
+
     /// Carries out an action everyone hears about; the originator's `applied` echoes its id.
     public mutating func apply(_ action: ClientMessage.ActionRequest, from id: MemberID, now: Double) -> [Output] {
         guard let name = members[id]?.name else { return [] }
@@ -191,8 +210,11 @@ public struct RoomPlayback: Sendable {
         let notice: Notice
         switch action.kind {
         case .pause:
-            let position = action.position ?? old.position(at: now)
-            next = GroupTimeline(seq: seq, position: position, reference: now, rate: old.rate, playing: false)
+            // Scheduled ahead, the group's own position at the instant is where everyone stops
+            // (the pauser's player has not stopped either: it pauses with the room's order).
+            let instant = pauseInstant(now: now, playing: old.playing && old.isEffective(at: now))
+            let position = instant > now ? old.position(at: instant) : action.position ?? old.position(at: now)
+            next = GroupTimeline(seq: seq, position: position, reference: instant, rate: old.rate, playing: false)
             notice = Notice(actor: name, action: .pause, position: position)
         case .play:
             // Pressing play says "I am ready", as in Syncplay.

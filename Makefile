@@ -49,14 +49,14 @@ test: test-deps
 	swift build --build-tests
 	# A short benchmark run first (debug build, 3 s per scenario): every scenario must run end to end.
 	.build/debug/cowatch-bench scenarios --duration 3 --only steady,steady-video,jitter,jitter-loss,wifi,asymmetric --out .build/bench-smoke
-	# The in-process suites (the daemon's logic, the network shells) are async and need Swift's
-	# cooperative threads free; the process-driving integration suites block those threads while they
-	# wait on real processes (2 threads on 2 cores): run together, the in-process suites starve (a
-	# daemon not joined in 10 s, a TLS handshake past its limit). So they run first, on their own.
-	# The connection-churn suite keeps both cores busy on purpose: it runs alone, last.
-	swift test --skip-build --filter 'CowatchDaemonTests|CowatchNetTests' --skip ConnectionChurnTests
-	swift test --skip-build --skip 'CowatchDaemonTests|CowatchNetTests'
-	swift test --skip-build --filter ConnectionChurnTests
+	# Every suite in one run. The in-process suites (the daemon's logic, TLS handshakes, the Redis
+	# directory) have real-time deadlines and need Swift's cooperative threads (one per core: two on
+	# CI). The process-driving integration suites hold none of them: they wait for their processes
+	# by suspending (CowatchTestSupport's pause, offPool, ProcessExit), their tasks run on threads of
+	# their own, and no more of them run at once than there are cores (their RealProcesses trait).
+	# Nor do the suites that compute for minutes (the clock simulations; their ComputeBound trait).
+	# The connection-churn suite keeps both cores busy on purpose: it runs alone, after the rest.
+	swift test --skip-build --skip ConnectionChurnTests
 	swift test --skip-build --filter ConnectionChurnTests
 
 # MEDIA reaches the script through the environment (make exports command-line variables), so a

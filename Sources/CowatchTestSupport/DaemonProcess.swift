@@ -4,6 +4,10 @@ import CowatchObserver
 import Foundation
 
 /// A real `cowatchd` process, headless, with its own control socket in a fresh directory.
+///
+/// Waiting: every wait has a blocking form (for `cowatch-bench`) and, under the same name, an
+/// async form that suspends the task instead (for the tests: see `offPool`). A `defer` ends one
+/// with `terminateInBackground()`, which does not wait.
 public final class DaemonProcess {
     public let name: String
     public let controlPath: String
@@ -15,16 +19,39 @@ public final class DaemonProcess {
     /// mpv's own JSON IPC socket inside this daemon's player: the observer reads the player's clock
     /// here, past cowatchd, so measured skew never depends on the daemon's own bookkeeping.
     public let mpvSocket: String
+    /// Its exit, as the async waits learn it.
+    public let exit: ProcessExit
+    /// Its process id (kept: Foundation forgets it once the process has ended).
+    public let pid: Int32
 
-    /// Starts `cowatchd` and waits until its control socket answers (or the process exits).
-    /// `launcher`, when given, is a program and its arguments that run cowatchd (e.g. `setpriv`
-    /// with fewer privileges).
-    public init(
+    /// Starts `cowatchd` and, with `waitUntilReady`, blocks until its control socket answers (or
+    /// the process exits). `launcher`, when given, is a program and its arguments that run
+    /// cowatchd (e.g. `setpriv` with fewer privileges).
+    public convenience init(
         name: String, media: String, extraArguments: [String] = [], directory: String? = nil,
         environment extraEnvironment: [String: String] = [:], waitUntilReady: Bool = true, launcher: [String] = []
-    )
-        throws
-    {
+    ) throws {
+        try self.init(
+            launching: name, media: media, extraArguments: extraArguments, directory: directory, environment: extraEnvironment,
+            launcher: launcher)
+        if waitUntilReady { try awaitReady() }
+    }
+
+    /// The same, suspended (not blocked) while it waits for the control socket.
+    public convenience init(
+        name: String, media: String, extraArguments: [String] = [], directory: String? = nil,
+        environment extraEnvironment: [String: String] = [:], waitUntilReady: Bool = true, launcher: [String] = []
+    ) async throws {
+        try self.init(
+            launching: name, media: media, extraArguments: extraArguments, directory: directory, environment: extraEnvironment,
+            launcher: launcher)
+        if waitUntilReady { try await awaitReady() }
+    }
+
+    private init(
+        launching name: String, media: String, extraArguments: [String], directory: String?, environment extraEnvironment: [String: String],
+        launcher: [String]
+    ) throws {
         self.name = name
         self.directory = directory ?? Self.makeDirectory()
         controlPath = self.directory + "/\(name).sock"
@@ -47,8 +74,8 @@ public final class DaemonProcess {
         process.environment = environment
         process.standardError = FileHandle(forWritingAtPath: stderrPath)
         process.standardOutput = FileHandle(forWritingAtPath: stdoutPath)
-        try process.run()
-        if waitUntilReady { try awaitReady() }
+        exit = try process.start()
+        pid = process.processIdentifier
     }
 
     public static func makeDirectory() -> String {
@@ -57,12 +84,24 @@ public final class DaemonProcess {
         return path
     }
 
+    /// Blocks until the control socket answers; throws when the process exits first or `timeout` passes.
     public func awaitReady(timeout: Double = 20) throws {
         let deadline = monotonicNow() + timeout
         while monotonicNow() < deadline {
             if ControlClient.isListening(path: controlPath) { return }
             if !process.isRunning { throw TestFailure("cowatchd \(name) exited early: \(stderr)") }
             usleep(20_000)
+        }
+        throw TestFailure("cowatchd \(name) did not open its control socket in \(timeout) s: \(stderr)")
+    }
+
+    /// The same, suspended while it waits.
+    public func awaitReady(timeout: Double = 20) async throws {
+        let deadline = monotonicNow() + timeout
+        while monotonicNow() < deadline {
+            if ControlClient.isListening(path: controlPath) { return }
+            if exit.hasExited { throw TestFailure("cowatchd \(name) exited early: \(stderr)") }
+            await pause(0.02)
         }
         throw TestFailure("cowatchd \(name) did not open its control socket in \(timeout) s: \(stderr)")
     }
@@ -76,15 +115,39 @@ public final class DaemonProcess {
         return try ControlClient(path: mpvSocket)
     }
 
+    /// The same, suspended while the socket is not there yet.
+    public func playerProbe() async throws -> ControlClient {
+        let deadline = monotonicNow() + 10
+        while !FileManager.default.fileExists(atPath: mpvSocket) && monotonicNow() < deadline { await pause(0.01) }
+        return try ControlClient(path: mpvSocket)
+    }
+
     public var stderr: String { (try? String(contentsOfFile: stderrPath, encoding: .utf8)) ?? "" }
 
-    /// Sends SIGTERM and waits for the exit status (nil if it did not exit in time).
+    /// Sends SIGTERM and blocks until the exit status (nil if it did not exit in time: then killed).
     @discardableResult
     public func terminate(timeout: Double = 10) -> Int32? {
         if process.isRunning { process.terminate() }
         return waitForExit(timeout: timeout)
     }
 
+    /// Sends SIGTERM and waits, suspended, for the exit status (nil if it did not exit in time:
+    /// then it is killed).
+    @discardableResult
+    public func terminate(timeout: Double = 10) async -> Int32? {
+        if !exit.hasExited { kill(pid, SIGTERM) }
+        return await waitForExit(timeout: timeout)
+    }
+
+    /// For a `defer`: SIGTERM now; the wait (and a SIGKILL after `timeout`) happens in the background.
+    public func terminateInBackground(timeout: Double = 10) {
+        guard !exit.hasExited else { return }
+        kill(pid, SIGTERM)
+        let daemon = Unchecked(self)  // kept alive (its deinit would SIGKILL it) until it has ended
+        BackgroundCleanup.run { _ = daemon.value.waitForExit(timeout: timeout) }
+    }
+
+    /// Blocks until the process exits: its status, or nil if it did not exit in time (then killed).
     public func waitForExit(timeout: Double) -> Int32? {
         let deadline = monotonicNow() + timeout
         while process.isRunning && monotonicNow() < deadline { usleep(10_000) }
@@ -96,12 +159,16 @@ public final class DaemonProcess {
         return process.terminationStatus
     }
 
-    deinit {
-        if process.isRunning {
-            kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
-        }
+    /// The same, suspended until the process's exit handler runs or the deadline passes.
+    public func waitForExit(timeout: Double) async -> Int32? {
+        if await exit.wait(timeout: timeout) { return exit.outcome?.status }
+        kill(pid, SIGKILL)
+        await exit.wait(timeout: 10)
+        return nil
     }
+
+    /// Killed if it still runs, without waiting here (see `Process.killInBackground`).
+    deinit { process.killInBackground() }
 }
 
 extension ControlClient {
@@ -114,12 +181,22 @@ extension ControlClient {
         }
     }
 
+    /// The same, read on a thread of its own while the task is suspended.
+    public func readReply(timeout: Double) async throws -> ControlReply? {
+        try await offPool { [self] () throws -> ControlReply? in try readReply(timeout: timeout) }
+    }
+
     public func status() throws -> PlayerStatus {
         do {
             return try PlayerStatus(json: try request(.getStatus))
         } catch {
             throw TestFailure("bad status: \(error)")
         }
+    }
+
+    /// The same, the request on a thread of its own while the task is suspended.
+    public func status() async throws -> PlayerStatus {
+        try await offPool { [self] () throws -> PlayerStatus in try status() }
     }
 
     /// Polls `get_status` until the predicate holds; returns the last status.
@@ -131,6 +208,20 @@ extension ControlClient {
             guard monotonicNow() < deadline else { throw TestFailure("condition not met in \(timeout) s; last: \(last)") }
             usleep(20_000)
             last = try status()
+        }
+        return last
+    }
+
+    /// The same, suspended between polls and during each request; `predicate` runs on the
+    /// caller's task.
+    @discardableResult
+    public func waitForStatus(timeout: Double, _ predicate: (PlayerStatus) -> Bool) async throws -> PlayerStatus {
+        let deadline = monotonicNow() + timeout
+        var last = try await status()
+        while !predicate(last) {
+            guard monotonicNow() < deadline else { throw TestFailure("condition not met in \(timeout) s; last: \(last)") }
+            await pause(0.02)
+            last = try await status()
         }
         return last
     }

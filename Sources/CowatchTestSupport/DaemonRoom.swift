@@ -14,9 +14,12 @@ import Foundation
 ///
 /// Waiting: `init` with names returns once every daemon says it is joined and lists them all;
 /// `add` waits (unless told not to) for the new daemon's own session only. Polls every 50 ms.
+/// `init`, `add`, `waitJoined` and `waitForParticipants` block (for `cowatch-bench`) or, under
+/// the same names, suspend the task (for the tests: see `offPool`); the other waits only suspend.
 ///
 /// Threading: one test task (thread) uses a room; it is not Sendable. The processes and links run
-/// on their own, and are stopped by `stop()`, or when the room is released (processes are killed).
+/// on their own, and are stopped by `stop()` (blocking), `stopInBackground()` (for a `defer`), or
+/// when the room is released (processes are killed).
 ///
 /// Errors: `TestFailure` when a process does not start or a daemon does not join in time (naming
 /// the daemon and its stderr); a control request's `CowatchError` as is.
@@ -54,15 +57,42 @@ public final class DaemonRoom {
     private let wantsListeners: Bool
     private let wantsProbes: Bool
 
-    /// Starts the venue, then a daemon per name (on `media`), and waits until each is joined and
+    /// Starts the venue, then a daemon per name (on `media`), and blocks until each is joined and
     /// lists them all (`timeout` seconds).
     /// - `arguments`: given to every daemon (e.g. `--no-tls` for a plaintext server).
     /// - `links`: daemon `i` reaches the server through an `ImpairedLink` with `links[i % count]`
     ///   (seeded `i + 1`); server venue only.
-    public init(
+    public convenience init(
         names: [String] = [], media: String? = nil, room: String = "room", venue: Venue = .server(), arguments: [String] = [],
         links: [(up: LinkImpairment, down: LinkImpairment)] = [], listeners: Bool = true, probes: Bool = false, timeout: Double = 20
     ) throws {
+        let server: ServerProcess?
+        if case .server(let arguments) = venue { server = try ServerProcess(extraArguments: arguments) } else { server = nil }
+        self.init(
+            opening: room, media: media, server: server, venue: venue, arguments: arguments, links: links, listeners: listeners,
+            probes: probes)
+        for name in names { try add(name, waitJoined: false) }
+        if !names.isEmpty { try waitForParticipants(names.count, timeout: timeout) }
+    }
+
+    /// The same, suspended (not blocked) while it waits for the server, the daemons and the joins.
+    public convenience init(
+        names: [String] = [], media: String? = nil, room: String = "room", venue: Venue = .server(), arguments: [String] = [],
+        links: [(up: LinkImpairment, down: LinkImpairment)] = [], listeners: Bool = true, probes: Bool = false, timeout: Double = 20
+    ) async throws {
+        let server: ServerProcess?
+        if case .server(let arguments) = venue { server = try await ServerProcess.start(extraArguments: arguments) } else { server = nil }
+        self.init(
+            opening: room, media: media, server: server, venue: venue, arguments: arguments, links: links, listeners: listeners,
+            probes: probes)
+        for name in names { try await add(name, waitJoined: false) }
+        if !names.isEmpty { try await waitForParticipants(names.count, timeout: timeout) }
+    }
+
+    private init(
+        opening room: String, media: String?, server: ServerProcess?, venue: Venue, arguments: [String],
+        links: [(up: LinkImpairment, down: LinkImpairment)], listeners: Bool, probes: Bool
+    ) {
         name = room
         self.media = media
         commonArguments = arguments
@@ -73,16 +103,13 @@ public final class DaemonRoom {
         case .server(let arguments):
             serverArguments = arguments
             hosted = false
-            let server = try ServerProcess(extraArguments: arguments)
             ownServer = server
-            port = server.port
+            port = server?.port ?? 0
         case .hostedByFirst:
             serverArguments = []
             hosted = true
             port = freeLoopbackPort()
         }
-        for name in names { try add(name, waitJoined: false) }
-        if !names.isEmpty { try waitForParticipants(names.count, timeout: timeout) }
     }
 
     /// The room's own server (a programming error to ask for in a hosted room).
@@ -97,14 +124,51 @@ public final class DaemonRoom {
     public var names: [String] { daemons.map(\.name) }
 
     /// Starts a daemon with the room's flags, the room's common arguments and `arguments`, on
-    /// `media` (else the room's), and waits for its control socket; with `waitJoined`, also until
-    /// it says it is joined. `roomFlags: false` leaves out `--join/--host … --room …` (and any
-    /// link), for a daemon whose `arguments` say where it goes (an invite link). Returns its index.
+    /// `media` (else the room's), and blocks until its control socket answers; with `waitJoined`,
+    /// also until it says it is joined. `roomFlags: false` leaves out `--join/--host … --room …`
+    /// (and any link), for a daemon whose `arguments` say where it goes (an invite link). Returns
+    /// its index.
     @discardableResult
     public func add(
         _ name: String, media: String? = nil, arguments: [String] = [], environment: [String: String] = [:],
         roomFlags: Bool = true, waitJoined: Bool = true
     ) throws -> Int {
+        let (media, flags) = try commandLine(for: name, media: media, roomFlags: roomFlags)
+        let daemon = try DaemonProcess(
+            name: name, media: media, extraArguments: flags + ["--no-osd"] + commonArguments + arguments, environment: environment)
+        daemons.append(daemon)
+        clients.append(try daemon.client())
+        if wantsListeners {
+            listeners.append(try daemon.client())
+            _ = try listeners.last!.status()  // subscribed from here on
+        }
+        if wantsProbes { probes.append(try daemon.playerProbe()) }
+        if waitJoined { try self.waitJoined(daemons.count - 1) }
+        return daemons.count - 1
+    }
+
+    /// The same, suspended (not blocked) while it waits.
+    @discardableResult
+    public func add(
+        _ name: String, media: String? = nil, arguments: [String] = [], environment: [String: String] = [:],
+        roomFlags: Bool = true, waitJoined: Bool = true
+    ) async throws -> Int {
+        let (media, flags) = try commandLine(for: name, media: media, roomFlags: roomFlags)
+        let daemon = try await DaemonProcess(
+            name: name, media: media, extraArguments: flags + ["--no-osd"] + commonArguments + arguments, environment: environment)
+        daemons.append(daemon)
+        clients.append(try daemon.client())
+        if wantsListeners {
+            listeners.append(try daemon.client())
+            _ = try await listeners.last!.status()  // subscribed from here on
+        }
+        if wantsProbes { probes.append(try await daemon.playerProbe()) }
+        if waitJoined { try await self.waitJoined(daemons.count - 1) }
+        return daemons.count - 1
+    }
+
+    /// The media and room flags of the next daemon, `name` (making its link, if the room has them).
+    private func commandLine(for name: String, media: String?, roomFlags: Bool) throws -> (media: String, flags: [String]) {
         guard let media = media ?? self.media else { throw TestFailure("no media for \(name)") }
         var flags: [String] = []
         if roomFlags {
@@ -121,33 +185,37 @@ public final class DaemonRoom {
                 flags = ["--join", target, "--room", self.name]
             }
         }
-        let daemon = try DaemonProcess(
-            name: name, media: media, extraArguments: flags + ["--no-osd"] + commonArguments + arguments, environment: environment)
-        daemons.append(daemon)
-        clients.append(try daemon.client())
-        if wantsListeners {
-            listeners.append(try daemon.client())
-            _ = try listeners.last!.status()  // subscribed from here on
-        }
-        if wantsProbes { probes.append(try daemon.playerProbe()) }
-        if waitJoined { try self.waitJoined(daemons.count - 1) }
-        return daemons.count - 1
+        return (media, flags)
     }
 
     // MARK: Waiting
 
-    /// Waits until daemon `index` says its session is joined and, if given, lists `participants`.
+    /// Blocks until daemon `index` says its session is joined and, if given, lists `participants`.
     public func waitJoined(_ index: Int, participants: Int? = nil, timeout: Double = 20) throws {
         let deadline = monotonicNow() + timeout
         while monotonicNow() < deadline {
             if try isJoined(index, participants: participants) { return }
             sleepSeconds(0.05)
         }
-        let count = participants.map { " with \($0) participants" } ?? ""
-        throw TestFailure("\(daemons[index].name) did not join\(count) in \(timeout) s:\n\(daemons[index].stderr)")
+        throw notJoined(index, participants: participants, timeout: timeout)
     }
 
-    /// Waits until every daemon is joined and lists `count` participants (default: all daemons).
+    /// The same, suspended while it waits.
+    public func waitJoined(_ index: Int, participants: Int? = nil, timeout: Double = 20) async throws {
+        let deadline = monotonicNow() + timeout
+        while monotonicNow() < deadline {
+            if try await isJoined(index, participants: participants) { return }
+            await pause(0.05)
+        }
+        throw notJoined(index, participants: participants, timeout: timeout)
+    }
+
+    private func notJoined(_ index: Int, participants: Int?, timeout: Double) -> TestFailure {
+        let count = participants.map { " with \($0) participants" } ?? ""
+        return TestFailure("\(daemons[index].name) did not join\(count) in \(timeout) s:\n\(daemons[index].stderr)")
+    }
+
+    /// Blocks until every daemon is joined and lists `count` participants (default: all daemons).
     public func waitForParticipants(_ count: Int? = nil, timeout: Double = 20) throws {
         let count = count ?? daemons.count
         let deadline = monotonicNow() + timeout
@@ -158,38 +226,62 @@ public final class DaemonRoom {
         throw TestFailure("the room \(name) did not reach \(count) joined participants in \(timeout) s")
     }
 
+    /// The same, suspended while it waits.
+    public func waitForParticipants(_ count: Int? = nil, timeout: Double = 20) async throws {
+        let count = count ?? daemons.count
+        let deadline = monotonicNow() + timeout
+        while monotonicNow() < deadline {
+            if try await allJoined(count) { return }
+            await pause(0.05)
+        }
+        throw TestFailure("the room \(name) did not reach \(count) joined participants in \(timeout) s")
+    }
+
+    private func allJoined(_ count: Int) async throws -> Bool {
+        for index in daemons.indices where try await !isJoined(index, participants: count) { return false }
+        return true
+    }
+
     private func isJoined(_ index: Int, participants: Int?) throws -> Bool {
-        guard try roomStatus(index)["session"] == "joined" else { return false }
+        guard try clients[index].request(.getStatus, timeout: 15)["room"]?["session"] == "joined" else { return false }
         guard let participants else { return true }
         return try clients[index].request(.getParticipants, timeout: 15).arrayValue?.count == participants
+    }
+
+    private func isJoined(_ index: Int, participants: Int?) async throws -> Bool {
+        guard try await roomStatus(index)["session"] == "joined" else { return false }
+        guard let participants else { return true }
+        return try await clients[index].request(.getParticipants, timeout: 15).arrayValue?.count == participants
     }
 
     /// Waits until every listener (or those at `indices`) has a notice with `action` (and `actor`,
     /// if given); returns them in that order.
     public func expectNotices(
         _ action: String, actor: String? = nil, timeout: Double = 10, from indices: [Int]? = nil
-    ) throws -> [ControlEvent] {
-        try (indices ?? Array(listeners.indices)).map { index in
-            let notice = try listeners[index].waitForEvent(named: "notice", timeout: timeout) {
+    ) async throws -> [ControlEvent] {
+        var notices: [ControlEvent] = []
+        for index in indices ?? Array(listeners.indices) {
+            let notice = try await listeners[index].waitForEvent(named: "notice", timeout: timeout) {
                 $0.fields["action"]?.stringValue == action && (actor == nil || $0.fields["participant"]?.stringValue == actor)
             }
             guard let notice else {
                 throw TestFailure("\(daemons[index].name) saw no \(action) notice\(actor.map { " from \($0)" } ?? "")")
             }
-            return notice
+            notices.append(notice)
         }
+        return notices
     }
 
     /// Waits until `index`'s participant list says `name` has `role` (the list comes once a second).
-    public func waitRole(_ index: Int, of name: String, is role: String, timeout: Double = 5) throws {
+    public func waitRole(_ index: Int, of name: String, is role: String, timeout: Double = 5) async throws {
         let deadline = monotonicNow() + timeout
         var list: JSONValue = .null
         while monotonicNow() < deadline {
-            list = try clients[index].request(.getParticipants)
+            list = try await clients[index].request(.getParticipants)
             if list.arrayValue?.contains(where: { $0["name"]?.stringValue == name && $0["role"]?.stringValue == role }) == true {
                 return
             }
-            sleepSeconds(0.1)
+            await pause(0.1)
         }
         throw TestFailure("\(name) is not \(role) for \(daemons[index].name): \(list.jsonString)")
     }
@@ -197,14 +289,14 @@ public final class DaemonRoom {
     // MARK: Reading
 
     /// The `room` section of daemon `index`'s `get_status`.
-    public func roomStatus(_ index: Int) throws -> JSONValue {
-        try clients[index].request(.getStatus, timeout: 15)["room"] ?? .null
+    public func roomStatus(_ index: Int) async throws -> JSONValue {
+        try await clients[index].request(.getStatus, timeout: 15)["room"] ?? .null
     }
 
     /// Runs a request on daemon `index` expected to fail; returns its error (nil if it succeeded).
-    public func failure(_ index: Int, _ command: ControlCommand, timeout: Double = 10) -> CowatchError? {
+    public func failure(_ index: Int, _ command: ControlCommand, timeout: Double = 10) async -> CowatchError? {
         do {
-            _ = try clients[index].request(command, timeout: timeout)
+            _ = try await clients[index].request(command, timeout: timeout)
             return nil
         } catch {
             return error
@@ -212,13 +304,15 @@ public final class DaemonRoom {
     }
 
     /// Every daemon's position as its `get_status` says (-1 when it has none).
-    public func positions() throws -> [Double] {
-        try clients.map { try $0.status().position ?? -1 }
+    public func positions() async throws -> [Double] {
+        var positions: [Double] = []
+        for client in clients { positions.append(try await client.status().position ?? -1) }
+        return positions
     }
 
     /// Daemon `index`'s reference-clock estimate: offset from the server clock and its uncertainty.
-    public func clock(_ index: Int) throws -> (offset: Double, uncertainty: Double) {
-        let clock = try clients[index].request(.getStatus)["clock"]
+    public func clock(_ index: Int) async throws -> (offset: Double, uncertainty: Double) {
+        let clock = try await clients[index].request(.getStatus)["clock"]
         return (clock?["offset"]?.numberValue ?? .nan, clock?["uncertainty"]?.numberValue ?? .nan)
     }
 
@@ -231,33 +325,49 @@ public final class DaemonRoom {
     }
 
     /// The players' largest pairwise skew now, read on the probes (needs `probes: true`).
-    public func skew(rate: Double = 1, property: String = "audio-pts") -> Double? {
-        SkewSampler(clients: probes, property: property).skew(rate: rate)
+    public func skew(rate: Double = 1, property: String = "audio-pts") async -> Double? {
+        let sampler = SkewSampler(clients: probes, property: property)
+        return await offPool { sampler.skew(rate: rate) }
     }
 
     /// Lets the room settle for `seconds`, then the largest skew over ten probe rounds 50 ms apart.
-    public func settledSkew(after seconds: Double = 2, rate: Double = 1) -> Double {
-        sleepSeconds(seconds)
-        return SkewSampler(clients: probes).sample(count: 10, interval: 0.05, rate: rate).max() ?? .infinity
+    public func settledSkew(after seconds: Double = 2, rate: Double = 1) async -> Double {
+        await pause(seconds)
+        return await SkewSampler(clients: probes).skews(count: 10, interval: 0.05, rate: rate).max() ?? .infinity
     }
 
     // MARK: Stopping
 
     /// Stops the room's server and starts it again on the same port with the same state directory
     /// (certificate, token key, rooms) after `downFor` seconds; the daemons rejoin on their own.
-    public func restartServer(downFor seconds: Double = 0) throws {
+    public func restartServer(downFor seconds: Double = 0) async throws {
         let state = server.stateDirectory
-        ownServer?.terminate()
+        if let ownServer { await ownServer.stop() }
         ownServer = nil
-        if seconds > 0 { sleepSeconds(seconds) }
-        ownServer = try ServerProcess(port: port, extraArguments: serverArguments, stateDirectory: state)
+        await pause(seconds)
+        ownServer = try await ServerProcess.start(port: port, extraArguments: serverArguments, stateDirectory: state)
     }
 
-    /// Terminates every daemon (SIGTERM, then SIGKILL after 10 s), closes the links, stops the server.
+    /// Terminates every daemon (SIGTERM, then SIGKILL after 10 s), closes the links, stops the
+    /// server; blocks until all have ended.
     public func stop() {
         for daemon in daemons { daemon.terminate() }
         for link in links { link.close() }
         ownServer?.terminate()
+    }
+
+    /// The same as `stop()`, suspended (not blocked) until every process has ended. (Not `stop`:
+    /// `cowatch-bench` calls that one from an async function of its own.)
+    public func shutDown() async {
+        for daemon in daemons { await daemon.terminate() }
+        for link in links { link.close() }
+        if let ownServer { await ownServer.stop() }
+    }
+
+    /// For a `defer`: the same as `stop()`, on a thread of its own (`BackgroundCleanup`); returns at once.
+    public func stopInBackground() {
+        let room = Unchecked(self)
+        BackgroundCleanup.run { room.value.stop() }
     }
 
     deinit {

@@ -5,7 +5,8 @@ import Foundation
 /// A non-blocking Unix stream socket to a control socket, for tests that misbehave on purpose:
 /// send without reading, read only later, see exactly what arrives.
 ///
-/// Threading: not thread-safe; one thread uses one socket. Errors: `TestFailure`.
+/// Threading: not thread-safe; one task uses one socket. Its sends and receives never block;
+/// `wait` suspends the task. Errors: `TestFailure`.
 public final class RawControlSocket {
     public let fd: Int32
 
@@ -57,11 +58,15 @@ public final class RawControlSocket {
     }
 
     /// Waits up to `timeout` seconds until the socket is readable (or writable, when asked).
-    /// Returns (readable, writable).
-    public func wait(writable: Bool, timeout: Double) -> (readable: Bool, writable: Bool) {
-        var poller = pollfd(fd: fd, events: Int16(POLLIN) | (writable ? Int16(POLLOUT) : 0), revents: 0)
-        let ready = poll(&poller, 1, Int32((timeout * 1000).rounded(.up)))
-        guard ready > 0 else { return (false, false) }
-        return (poller.revents & Int16(POLLIN | POLLHUP | POLLERR) != 0, poller.revents & Int16(POLLOUT) != 0)
+    /// Returns (readable, writable). The `poll` runs on a thread of its own while the task is
+    /// suspended (`offPool`).
+    public func wait(writable: Bool, timeout: Double) async -> (readable: Bool, writable: Bool) {
+        let fd = fd
+        return await offPool {
+            var poller = pollfd(fd: fd, events: Int16(POLLIN) | (writable ? Int16(POLLOUT) : 0), revents: 0)
+            let ready = poll(&poller, 1, Int32((timeout * 1000).rounded(.up)))
+            guard ready > 0 else { return (false, false) }
+            return (poller.revents & Int16(POLLIN | POLLHUP | POLLERR) != 0, poller.revents & Int16(POLLOUT) != 0)
+        }
     }
 }

@@ -8,7 +8,8 @@ import Foundation
 /// real daemons on 127.0.0.1), and reads the server's lines with a deadline.
 ///
 /// Plain TCP, or TLS through `openssl s_client` (a real TLS client, so tests need no TLS code of
-/// their own). Threading: one test task uses it.
+/// their own). Threading: one test task uses it. Reads never block: they poll what has arrived
+/// and suspend the task between looks (see `offPool` for why).
 public final class RawRoomClient {
     private var fd: Int32 = -1
     private var process: Process?
@@ -35,8 +36,6 @@ public final class RawRoomClient {
             Glibc.close(fd)
             throw TestFailure("raw client: cannot connect to port \(port) (errno \(errno))")
         }
-        var timeout = timeval(tv_sec: 0, tv_usec: 100_000)
-        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
     }
 
     /// Connects through TLS (`openssl s_client`, no certificate checks: the attacker does not care).
@@ -53,30 +52,42 @@ public final class RawRoomClient {
         self.process = process
         input = stdin.fileHandleForWriting
         output = stdout.fileHandleForReading
-        fcntl(output!.fileDescriptor, F_SETFL, fcntl(output!.fileDescriptor, F_GETFL) | O_NONBLOCK)
+        for end in [output!.fileDescriptor, input!.fileDescriptor] { _ = fcntl(end, F_SETFL, fcntl(end, F_GETFL) | O_NONBLOCK) }
     }
 
     /// The socket's descriptor (plain TCP only).
     public var descriptor: Int32 { fd }
 
-    public func send(_ line: String) {
-        send(bytes: Array((line + "\n").utf8))
+    public func send(_ line: String) async {
+        await send(bytes: Array((line + "\n").utf8))
     }
 
-    public func send(_ message: ClientMessage) {
-        send(bytes: message.encoded())
+    public func send(_ message: ClientMessage) async {
+        await send(bytes: message.encoded())
     }
 
-    public func send(bytes: [UInt8]) {
-        if let input {
-            try? input.write(contentsOf: Data(bytes))
-            return
+    /// Writes all of `bytes` (the task suspended whenever the socket is full), or what the
+    /// connection takes before it closes or 30 s pass: what then happened shows in what is read.
+    public func send(bytes: [UInt8]) async {
+        let deadline = monotonicNow() + 30
+        var offset = 0
+        while offset < bytes.count, monotonicNow() < deadline {
+            let written = bytes[offset...].withUnsafeBytes { raw in
+                if let input { Glibc.write(input.fileDescriptor, raw.baseAddress, raw.count) }
+                else { Glibc.send(fd, raw.baseAddress, raw.count, Int32(MSG_NOSIGNAL | MSG_DONTWAIT)) }
+            }
+            if written > 0 {
+                offset += written
+            } else if written < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) {
+                await pause(0.002)
+            } else {
+                return
+            }
         }
-        _ = bytes.withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
     }
 
     /// The next line from the server, or nil when none came within `timeout` or it closed.
-    public func readLine(timeout: Double = 5) -> String? {
+    public func readLine(timeout: Double = 5) async -> String? {
         let deadline = monotonicNow() + timeout
         while monotonicNow() < deadline {
             if let newline = buffer.firstIndex(of: 0x0a) {
@@ -85,17 +96,17 @@ public final class RawRoomClient {
                 return String(decoding: line, as: UTF8.self)
             }
             guard let chunk = readChunk() else { return nil }
-            if chunk.isEmpty { usleep(5_000) } else { buffer += chunk }
+            if chunk.isEmpty { await pause(0.005) } else { buffer += chunk }
         }
         return nil
     }
 
     /// Exactly `count` raw bytes (after any line read), or what came before `timeout` or the close.
-    public func readBytes(_ count: Int, timeout: Double = 5) -> [UInt8] {
+    public func readBytes(_ count: Int, timeout: Double = 5) async -> [UInt8] {
         let deadline = monotonicNow() + timeout
         while buffer.count < count, monotonicNow() < deadline {
             guard let chunk = readChunk() else { break }
-            if chunk.isEmpty { usleep(2_000) } else { buffer += chunk }
+            if chunk.isEmpty { await pause(0.002) } else { buffer += chunk }
         }
         let taken = Array(buffer.prefix(count))
         buffer.removeFirst(taken.count)
@@ -103,22 +114,22 @@ public final class RawRoomClient {
     }
 
     /// Lines until one whose JSON `type` is `type` (nil if none in time).
-    public func read(type: String, timeout: Double = 5) -> JSONValue? {
+    public func read(type: String, timeout: Double = 5) async -> JSONValue? {
         let deadline = monotonicNow() + timeout
         while monotonicNow() < deadline {
-            guard let line = readLine(timeout: deadline - monotonicNow()) else { return nil }
+            guard let line = await readLine(timeout: deadline - monotonicNow()) else { return nil }
             if let value = try? JSONValue.parse(Array(line.utf8)), value["type"]?.stringValue == type { return value }
         }
         return nil
     }
 
     /// True once the server closed the connection (within `timeout`).
-    public func isClosed(timeout: Double = 5) -> Bool {
+    public func isClosed(timeout: Double = 5) async -> Bool {
         let deadline = monotonicNow() + timeout
         while monotonicNow() < deadline {
             guard let chunk = readChunk() else { return true }
             buffer += chunk
-            if chunk.isEmpty { usleep(10_000) }
+            if chunk.isEmpty { await pause(0.01) }
         }
         return false
     }
@@ -132,7 +143,7 @@ public final class RawRoomClient {
             if count < 0 { return errno == EAGAIN ? [] : nil }
             if count == 0 { return process?.isRunning == true ? [] : nil }
         } else {
-            count = recv(fd, &bytes, bytes.count, 0)
+            count = recv(fd, &bytes, bytes.count, Int32(MSG_DONTWAIT))
             if count < 0 { return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR ? [] : nil }
             if count == 0 { return nil }
         }
@@ -147,8 +158,8 @@ public final class RawRoomClient {
         if let process, process.isRunning {
             // SIGKILL: s_client may have inherited a blocked SIGTERM from the test runner, and
             // then lives until the server drops the connection (seconds, or its idle timeout).
+            // Not waited for: Foundation reaps it.
             kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
         }
     }
 

@@ -7,7 +7,7 @@ import Foundation
 /// processes (each one event-loop thread, a slice of whole rooms), waits for them, and merges
 /// their reports. Used by `cowatch-bench server` and the integration test.
 ///
-/// Threading: blocking; one caller.
+/// Threading: one caller; `run` blocks, or (awaited) suspends the task.
 public struct ServerLoad {
     public var participants: Int
     public var roomSize = 10
@@ -82,10 +82,43 @@ public struct ServerLoad {
         }
     }
 
-    /// Runs the load against 127.0.0.1:`port`. `atStart` and `atEnd` are called when the
+    /// Runs the load against 127.0.0.1:`port`, blocking. `atStart` and `atEnd` are called when the
     /// measuring window opens and closes, to sample the server.
     /// Throws `TestFailure` when a load process fails.
     public func run(port: Int, atStart: () -> Void = {}, atEnd: () -> Void = {}) throws -> Result {
+        let load = try launch(port: port)
+        sleepSeconds(load.windowStart - monotonicNow())
+        let generatorBefore = load.generatorSeconds()
+        atStart()
+        sleepSeconds(load.windowStart + duration - monotonicNow())
+        let generatorAfter = load.generatorSeconds()
+        atEnd()
+        return try collect(load, generatorCPU: (generatorAfter - generatorBefore) / duration)
+    }
+
+    /// The same, suspended (not blocked) while the load runs; the reports are read on a thread of
+    /// their own (`offPool`).
+    public func run(port: Int, atStart: () -> Void = {}, atEnd: () -> Void = {}) async throws -> Result {
+        let load = try launch(port: port)
+        await pause(load.windowStart - monotonicNow())
+        let generatorBefore = load.generatorSeconds()
+        atStart()
+        await pause(load.windowStart + duration - monotonicNow())
+        let generatorAfter = load.generatorSeconds()
+        atEnd()
+        return try await offPool { try collect(load, generatorCPU: (generatorAfter - generatorBefore) / duration) }
+    }
+
+    /// The load processes of one run and its measuring window.
+    private struct Launched {
+        var processes: [(process: Process, output: Pipe, measuring: Bool)]
+        var windowStart: Double
+
+        func generatorSeconds() -> Double { processes.compactMap { processCPUSeconds(pid: $0.process.processIdentifier) }.reduce(0, +) }
+    }
+
+    /// Starts the `cowatch-load` processes.
+    private func launch(port: Int) throws -> Launched {
         let binary = try Binaries.path("cowatch-load")
         let ramp = Double(participants) / connectRate
         let windowStart = monotonicNow() + 0.5 + ramp + warmup
@@ -100,7 +133,7 @@ public struct ServerLoad {
             let count = min(participants, (firstRoom + perProcess) * roomSize) - firstRoom * roomSize
             if count > 0 { slices.append((firstRoom * roomSize, count, false)) }
         }
-        var launched: [(Process, Pipe, Bool)] = []
+        var launched: [(process: Process, output: Pipe, measuring: Bool)] = []
         for slice in slices {
             let (first, count) = (slice.first, slice.count)
             let scheduling: [String] =
@@ -119,19 +152,17 @@ public struct ServerLoad {
             try process.run()
             launched.append((process, output, slice.measuring))
         }
-        func generatorSeconds() -> Double { launched.compactMap { processCPUSeconds(pid: $0.0.processIdentifier) }.reduce(0, +) }
-        sleepSeconds(windowStart - monotonicNow())
-        let generatorBefore = generatorSeconds()
-        atStart()
-        sleepSeconds(windowStart + duration - monotonicNow())
-        let generatorAfter = generatorSeconds()
-        atEnd()
+        return Launched(processes: launched, windowStart: windowStart)
+    }
+
+    /// Reads every load process's report to its end and merges them (blocking).
+    private func collect(_ load: Launched, generatorCPU: Double) throws -> Result {
         var result = Result()
-        result.generatorCPU = (generatorAfter - generatorBefore) / duration
-        result.windowStart = windowStart
-        result.windowEnd = windowStart + duration
-        let measured = launched.contains { $0.2 }
-        for (process, output, measuring) in launched {
+        result.generatorCPU = generatorCPU
+        result.windowStart = load.windowStart
+        result.windowEnd = load.windowStart + duration
+        let measured = load.processes.contains { $0.measuring }
+        for (process, output, measuring) in load.processes {
             let data = output.fileHandleForReading.readDataToEndOfFile()
             process.waitUntilExit()
             guard process.terminationStatus == 0, let json = try? JSONValue.parse(Array(data)) else {

@@ -3,22 +3,49 @@ import CowatchObserver
 import Foundation
 
 /// A real `cowatch-server` process on loopback with an ephemeral port.
+///
+/// Waiting: `init` and `terminate()` block (for `cowatch-bench`); `start(…)` and `stop()` are the
+/// same suspending the task instead (see `offPool`), and `terminateInBackground()` is for a `defer`.
+/// (Not the same names: `cowatch-bench` calls `init` and `terminate()` from an async function.)
 public final class ServerProcess {
     public let process = Process()
     public private(set) var port = 0
     public let logPath: String
+    /// Its exit, as the async waits learn it.
+    public let exit: ProcessExit
 
     /// Where this server keeps its certificate, token key and rooms (kept across a restart
     /// when the same directory is given again).
     public let stateDirectory: String
+    /// Its standard output until its first lines are read (then closed, as it says no more there).
+    private var output: Pipe?
 
-    /// Starts `cowatch-server --listen 127.0.0.1:0` and reads the port it reports.
+    /// Starts `cowatch-server --listen 127.0.0.1:0` and blocks until it reports its port.
     /// `openFiles`: a descriptor limit for the server (run under `ulimit -n`), to see it at its limit.
     /// `executable`: another build of the server (a benchmark's baseline); default the package's own.
-    public init(
+    public convenience init(
         port requestedPort: Int = 0, extraArguments: [String] = [], stateDirectory: String? = nil, openFiles: Int? = nil,
         executable: String? = nil
     ) throws {
+        try self.init(
+            launching: requestedPort, extraArguments: extraArguments, stateDirectory: stateDirectory, openFiles: openFiles,
+            executable: executable)
+        try readBanner(tls: !extraArguments.contains("--no-tls"))
+    }
+
+    /// The same, suspended (its first lines read on a thread of their own) until it reports its port.
+    public static func start(
+        port requestedPort: Int = 0, extraArguments: [String] = [], stateDirectory: String? = nil, openFiles: Int? = nil,
+        executable: String? = nil
+    ) async throws -> ServerProcess {
+        let server = try ServerProcess(
+            launching: requestedPort, extraArguments: extraArguments, stateDirectory: stateDirectory, openFiles: openFiles,
+            executable: executable)
+        try await offPool { try server.readBanner(tls: !extraArguments.contains("--no-tls")) }
+        return server
+    }
+
+    private init(launching requestedPort: Int, extraArguments: [String], stateDirectory: String?, openFiles: Int?, executable: String?) throws {
         logPath = "/tmp/cowatch-server-\(getpid())-\(UUID().uuidString.prefix(8)).log"
         self.stateDirectory = stateDirectory ?? logPath.replacingOccurrences(of: ".log", with: ".state")
         _ = FileManager.default.createFile(atPath: logPath, contents: nil)
@@ -30,9 +57,16 @@ public final class ServerProcess {
             process.arguments = ["-c", "ulimit -n \(openFiles) && exec \"$0\" \"$@\"", binary] + process.arguments!
         }
         let output = Pipe()
+        self.output = output
         process.standardOutput = output
         process.standardError = FileHandle(forWritingAtPath: logPath)
-        try process.run()
+        exit = try process.start()
+    }
+
+    /// Reads the server's first lines (blocking): where it listens, and with TLS its fingerprint.
+    private func readBanner(tls: Bool) throws {
+        guard let output else { return }
+        defer { self.output = nil }
         // The first line says where it listens: "cowatch-server: listening on 127.0.0.1:PORT".
         var line = Data()
         let deadline = monotonicNow() + 20
@@ -47,7 +81,7 @@ public final class ServerProcess {
         }
         self.port = port
         // With TLS, the next line gives the certificate's fingerprint.
-        if !extraArguments.contains("--no-tls") {
+        if tls {
             var second = Data()
             while monotonicNow() < deadline {
                 let byte = output.fileHandleForReading.readData(ofLength: 1)
@@ -83,6 +117,7 @@ public final class ServerProcess {
         return (user + system) / Double(sysconf(Int32(_SC_CLK_TCK)))
     }
 
+    /// Sends SIGTERM and blocks until it has exited; its exit status.
     @discardableResult
     public func terminate() -> Int32 {
         if process.isRunning { process.terminate() }
@@ -90,12 +125,36 @@ public final class ServerProcess {
         return process.terminationStatus
     }
 
-    deinit {
-        if process.isRunning {
+    /// Sends SIGTERM and waits, suspended, until it has exited (SIGKILL after `timeout` seconds);
+    /// its exit status (or the signal that ended it).
+    @discardableResult
+    public func stop(timeout: Double = 20) async -> Int32 {
+        if process.isRunning { process.terminate() }
+        if !(await exit.wait(timeout: timeout)) {
             kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
+            await exit.wait(timeout: 10)
+        }
+        return exit.outcome?.status ?? -1
+    }
+
+    /// For a `defer`: SIGTERM now; the wait (and a SIGKILL after 20 s) happens in the background.
+    public func terminateInBackground() {
+        guard process.isRunning else { return }
+        process.terminate()
+        let server = Unchecked(self)  // kept alive (its deinit would SIGKILL it) until it has ended
+        BackgroundCleanup.run {
+            let deadline = monotonicNow() + 20
+            let process = server.value.process
+            while process.isRunning && monotonicNow() < deadline { usleep(10_000) }
+            if process.isRunning {
+                kill(process.processIdentifier, SIGKILL)
+                process.waitUntilExit()
+            }
         }
     }
+
+    /// Killed if it still runs, without waiting here (see `Process.killInBackground`).
+    deinit { process.killInBackground() }
 }
 
 /// A TCP port on loopback that was free a moment ago.

@@ -2,7 +2,28 @@ import CowatchObserver
 import Foundation
 
 /// Real media files made with ffmpeg, cached under /tmp so a test run makes each once.
+///
+/// `audioVideo()` and `videoOnly()` block while ffmpeg makes the file (or while another caller
+/// does); `file(_:)` is the same suspending the task instead (see `offPool`). Not the same names:
+/// `cowatch-bench` calls those from an async function of its own.
 public enum TestMedia {
+    public enum Kind: Sendable {
+        /// `audioVideo()`'s film.
+        case audioVideo
+        /// `videoOnly()`'s film.
+        case videoOnly
+    }
+
+    /// The film of this kind, made (on a thread of its own) if it is not there yet.
+    public static func file(_ kind: Kind) async throws -> String {
+        try await offPool {
+            switch kind {
+            case .audioVideo: try audioVideo()
+            case .videoOnly: try videoOnly()
+            }
+        }
+    }
+
     /// 25 fps 160x90 test pattern with a 440 Hz tone, 75 s, a keyframe every second: seekable both ways.
     public static func audioVideo() throws -> String {
         try make(

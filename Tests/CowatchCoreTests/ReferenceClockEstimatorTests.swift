@@ -65,7 +65,7 @@ private func sample(at t: Double, roundTrip: Double, offset: Double = 100) -> Cl
 
 // MARK: - Tests
 
-@Suite struct ReferenceClockEstimatorTests {
+@Suite(.computeBound) struct ReferenceClockEstimatorTests {
     @Test func sampleArithmetic() {
         let s = ClockSample(t1: 10, t2: 110.02, t3: 110.03, t4: 10.06)
         #expect(abs(s.roundTrip - 0.05) < 1e-12)

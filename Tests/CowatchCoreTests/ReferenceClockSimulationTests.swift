@@ -166,7 +166,7 @@ enum NetworkProfile: String, CaseIterable, CustomTestStringConvertible {
 
 // MARK: - Tests
 
-@Suite struct ReferenceClockSimulationTests {
+@Suite(.computeBound) struct ReferenceClockSimulationTests {
     /// The promise that matters: whatever the network does, the truth lies within the reported
     /// uncertainty, now and carried forward with the skew.
     @Test(arguments: NetworkProfile.allCases, [-50e-6, 0, 50e-6])

@@ -2,7 +2,7 @@ import Testing
 
 @testable import CowatchCore
 
-@Suite("Room secrets and session tokens")
+@Suite("Room secrets and session tokens", .computeBound)
 struct RoomAuthTests {
     static let secret = "correct horse battery"
 

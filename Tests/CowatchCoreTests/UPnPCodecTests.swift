@@ -41,7 +41,7 @@ private func isRefused<T>(_ body: () throws(CowatchError) -> T) -> Bool {
     }
 }
 
-@Suite("UPnP-IGD codecs")
+@Suite("UPnP-IGD codecs", .computeBound)
 struct UPnPCodecTests {
     // MARK: SSDP
 

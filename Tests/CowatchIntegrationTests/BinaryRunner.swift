@@ -3,20 +3,16 @@ import CowatchTestSupport
 import Foundation
 
 /// What a finished program left: its exit status and both streams.
-struct Finished {
-    var status: Int32
-    var stdout: String
-    var stderr: String
-}
+typealias Finished = ProgramOutput
 
 /// Runs one of the package's programs to completion with stdin closed, without the caller's
 /// `COWATCH_*` variables, with `environment` on top; `XDG_CONFIG_HOME` points nowhere unless given,
-/// so no personal config file leaks in.
-func runBinary(_ name: String, _ arguments: [String], environment: [String: String] = [:]) throws -> Finished {
-    try run(executable: try Binaries.path(name), arguments, environment: environment)
+/// so no personal config file leaks in. The test's task is suspended (not blocked) meanwhile.
+func runBinary(_ name: String, _ arguments: [String], environment: [String: String] = [:]) async throws -> Finished {
+    try await run(executable: try Binaries.path(name), arguments, environment: environment)
 }
 
-func run(executable: String, _ arguments: [String], environment: [String: String] = [:], directory: String? = nil) throws -> Finished {
+func run(executable: String, _ arguments: [String], environment: [String: String] = [:], directory: String? = nil) async throws -> Finished {
     let process = Process()
     process.executableURL = URL(fileURLWithPath: executable)
     process.arguments = arguments
@@ -26,23 +22,9 @@ func run(executable: String, _ arguments: [String], environment: [String: String
     merged.merge(environment) { _, new in new }
     process.environment = merged
     if let directory { process.currentDirectoryURL = URL(fileURLWithPath: directory) }
-    // Files, not pipes: a chatty program cannot block on a full pipe while we wait for it.
-    let base = NSTemporaryDirectory() + "cowatch-run-\(UUID().uuidString.prefix(8))"
-    FileManager.default.createFile(atPath: base + ".out", contents: nil)
-    FileManager.default.createFile(atPath: base + ".err", contents: nil)
-    defer {
-        try? FileManager.default.removeItem(atPath: base + ".out")
-        try? FileManager.default.removeItem(atPath: base + ".err")
-    }
-    process.standardOutput = FileHandle(forWritingAtPath: base + ".out")
-    process.standardError = FileHandle(forWritingAtPath: base + ".err")
     process.standardInput = FileHandle.nullDevice
-    try process.run()
-    process.waitUntilExit()
-    return Finished(
-        status: process.terminationStatus,
-        stdout: (try? String(contentsOfFile: base + ".out", encoding: .utf8)) ?? "",
-        stderr: (try? String(contentsOfFile: base + ".err", encoding: .utf8)) ?? "")
+    // Output to files, not pipes: a chatty program cannot block on a full pipe while we wait for it.
+    return try await runToEnd(process)
 }
 
 /// A fresh private directory (mode 0700) under /tmp.

@@ -6,11 +6,11 @@ import Testing
 
 /// The habits an mpv user brings: `--version`, `cowatchd film.mkv`, options before the
 /// subcommand, a bare `cowatch pause` finding the one daemon there is, readable help.
-@Suite("command-line habits")
+@Suite("command-line habits", .realProcesses)
 struct CLIHabitsTests {
     @Test("every program prints the one version", arguments: ["cowatchd", "cowatch", "cowatch-server", "cowatch-bench"])
-    func version(program: String) throws {
-        let result = try runBinary(program, ["--version"])
+    func version(program: String) async throws {
+        let result = try await runBinary(program, ["--version"])
         #expect(result.status == 0, "\(result.stderr)")
         #expect(result.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == CowatchVersion.text)
     }
@@ -31,8 +31,8 @@ struct CLIHabitsTests {
     @Test(
         "help names each default once (argument-parser adds \"(default: …)\" for options with a value)",
         arguments: [["cowatch-server"], ["cowatchd"], ["cowatch", "events"], ["cowatch", "open"], ["cowatch-bench", "rooms"]])
-    func defaultsOnce(command: [String]) throws {
-        let result = try runBinary(command[0], Array(command.dropFirst()) + ["--help"])
+    func defaultsOnce(command: [String]) async throws {
+        let result = try await runBinary(command[0], Array(command.dropFirst()) + ["--help"])
         #expect(result.status == 0)
         let entries = helpEntries(result.stdout)
         #expect(entries.count > 2, "\(result.stdout)")
@@ -43,32 +43,32 @@ struct CLIHabitsTests {
     }
 
     @Test("options before the subcommand count, as with mpv and git")
-    func optionsFirst() throws {
+    func optionsFirst() async throws {
         let socket = "/nonexistent-cowatch/x.sock"
-        let result = try runBinary("cowatch", ["--socket", socket, "--json", "status"])
+        let result = try await runBinary("cowatch", ["--socket", socket, "--json", "status"])
         #expect(result.status == 1)
         #expect(result.stderr.contains("no cowatchd is listening on \(socket)"), "\(result.stderr)")
-        let equals = try runBinary("cowatch", ["--socket=\(socket)", "pause"])
+        let equals = try await runBinary("cowatch", ["--socket=\(socket)", "pause"])
         #expect(equals.stderr.contains("no cowatchd is listening on \(socket)"), "\(equals.stderr)")
         // A command's own option before it is refused, with where it goes.
-        let misplaced = try runBinary("cowatch", ["--duration", "5", "events"])
+        let misplaced = try await runBinary("cowatch", ["--duration", "5", "events"])
         #expect(misplaced.status == 64)
         #expect(misplaced.stderr.contains("Hint: a command's options go after it: cowatch events --duration 5"), "\(misplaced.stderr)")
     }
 
     @Test("a malformed time says what is wrong with it")
-    func malformedSeek() throws {
-        let result = try runBinary("cowatch", ["seek", "1:99", "--socket", "/nonexistent-cowatch/x.sock"])
+    func malformedSeek() async throws {
+        let result = try await runBinary("cowatch", ["seek", "1:99", "--socket", "/nonexistent-cowatch/x.sock"])
         #expect(result.status != 0)
         #expect(result.stderr.contains("\"1:99\" is not a time: 99 is not below 60"), "\(result.stderr)")
         #expect(!result.stderr.contains("takes one time"))
-        let two = try runBinary("cowatch", ["seek", "1:00", "2:00", "--socket", "/nonexistent-cowatch/x.sock"])
+        let two = try await runBinary("cowatch", ["seek", "1:00", "2:00", "--socket", "/nonexistent-cowatch/x.sock"])
         #expect(two.stderr.contains("seek takes one time, not 2"), "\(two.stderr)")
     }
 
     @Test("cowatchd FILM: the media as a positional argument, as with mpv; given twice differently is refused")
-    func positionalMedia() throws {
-        let media = try TestMedia.videoOnly()
+    func positionalMedia() async throws {
+        let media = try await TestMedia.file(.videoOnly)
         let directory = try makeTemporaryDirectory("cowatch-pos")
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let socket = directory + "/pos.sock"
@@ -79,15 +79,12 @@ struct CLIHabitsTests {
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
         try process.run()
-        defer {
-            process.terminate()
-            process.waitUntilExit()
-        }
+        defer { process.terminateInBackground() }
         let deadline = monotonicNow() + 20
-        while !ControlClient.isListening(path: socket), process.isRunning, monotonicNow() < deadline { usleep(20_000) }
-        #expect(try ControlClient(path: socket).status().media == media)
+        while !ControlClient.isListening(path: socket), process.isRunning, monotonicNow() < deadline { await pause(0.02) }
+        #expect(try await ControlClient(path: socket).status().media == media)
 
-        let twice = try runBinary("cowatchd", ["a.mkv", "--media", "b.mkv"])
+        let twice = try await runBinary("cowatchd", ["a.mkv", "--media", "b.mkv"])
         #expect(twice.status != 0)
         #expect(twice.stderr.contains("give the media once"), "\(twice.stderr)")
     }

@@ -7,13 +7,13 @@ import Testing
 
 /// Hostile control clients against a real `cowatchd`: its memory stays bounded whatever they do.
 /// Serialized: the checks measure the daemon's memory and the CI machine has two cores.
-@Suite("cowatchd's memory is bounded per control client", .serialized)
+@Suite("cowatchd's memory is bounded per control client", .serialized, .realProcesses(alone: true))
 struct ControlBackPressureTests {
     /// Generous: the daemon must not grow by this much whatever a client does.
     static let growthBound = 64 * 1024 * 1024
 
-    func startDaemon(_ name: String) throws -> DaemonProcess {
-        try DaemonProcess(name: name, media: try TestMedia.audioVideo(), extraArguments: ["--paused", "--no-osd"])
+    func startDaemon(_ name: String) async throws -> DaemonProcess {
+        try await DaemonProcess(name: name, media: try await TestMedia.file(.audioVideo), extraArguments: ["--paused", "--no-osd"])
     }
 
     func line(_ command: [JSONValue], id: Int) -> [UInt8] {
@@ -21,7 +21,7 @@ struct ControlBackPressureTests {
     }
 
     /// Reads lines until the reply to `id`, counting events and discarding them (so the test
-    /// itself holds none); returns how many events came.
+    /// itself holds none); returns how many events came. Blocking: for `offPool`.
     @discardableResult
     func awaitReply(_ client: ControlClient, id: Int, timeout: Double = 10) throws -> Int {
         let deadline = monotonicNow() + timeout
@@ -35,59 +35,59 @@ struct ControlBackPressureTests {
 
     /// The test film with a `title` tag of `length` bytes: mpv's `media-title`, a string the
     /// daemon reads afresh for every request that asks for it.
-    func titledMedia(length: Int) throws -> String {
+    func titledMedia(length: Int) async throws -> String {
         let path = "/tmp/cowatch-test-media/av-75s-title-\(length).mkv"
         if FileManager.default.fileExists(atPath: path) { return path }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = [
-            "ffmpeg", "-v", "error", "-y", "-i", try TestMedia.audioVideo(), "-c", "copy",
+        let made = try await run(executable: "/usr/bin/env", [
+            "ffmpeg", "-v", "error", "-y", "-i", try await TestMedia.file(.audioVideo), "-c", "copy",
             "-metadata", "title=" + String(repeating: "t", count: length), path + ".\(getpid()).part.mkv",
-        ]
-        try process.run()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else { throw TestFailure("ffmpeg could not retitle the test film") }
+        ])
+        guard made.status == 0 else { throw TestFailure("ffmpeg could not retitle the test film: \(made.stderr)") }
         rename(path + ".\(getpid()).part.mkv", path)
         return path
     }
 
     @Test("clients that never read while events flood cost the daemon bounded memory, and get the newest events")
-    func eventFlood() throws {
+    func eventFlood() async throws {
         let sleeperCount = 32
-        let daemon = try startDaemon("flood")
+        let daemon = try await startDaemon("flood")
         let pid = daemon.process.processIdentifier
         // Connected, so every event is queued for them; they read nothing until the end.
         let sleepers = try (0..<sleeperCount).map { _ in try daemon.client() }
         let driver = try daemon.client()
         let before = try #require(ProcessMemory.resident(pid: pid))
-        var peak = before
         // Speed changes one after the other: each is a `state` event for every client (sent
-        // faster, mpv reports several changes as one).
-        var id = 0
-        var lastSpeed = 1.0
-        var events = 0
-        // Enough events to overflow every sleeper's queue several times; bounded in time for a
-        // loaded machine (about 8 s alone on two cores).
-        let deadline = monotonicNow() + 20
-        while events < 6 * 1024 && monotonicNow() < deadline {
-            id += 1
-            lastSpeed = 1 + Double(id % 97 + 1) / 100
-            try driver.sendLine(line([.string("speed"), .number(lastSpeed)], id: id))
-            events += try awaitReply(driver, id: id)
-            if id % 64 == 0 { peak = max(peak, ProcessMemory.resident(pid: pid) ?? 0) }
+        // faster, mpv reports several changes as one). Enough events to overflow every sleeper's
+        // queue several times; bounded in time for a loaded machine (about 8 s alone on two
+        // cores). Thousands of request-and-reply rounds, so on a thread of their own (`offPool`),
+        // which returns what the checks below need.
+        let flood = try await offPool { [self] () throws -> (id: Int, lastSpeed: Double, events: Int, peak: Int) in
+            var peak = before
+            var id = 0
+            var lastSpeed = 1.0
+            var events = 0
+            let deadline = monotonicNow() + 20
+            while events < 6 * 1024 && monotonicNow() < deadline {
+                id += 1
+                lastSpeed = 1 + Double(id % 97 + 1) / 100
+                try driver.sendLine(line([.string("speed"), .number(lastSpeed)], id: id))
+                events += try awaitReply(driver, id: id)
+                if id % 64 == 0 { peak = max(peak, ProcessMemory.resident(pid: pid) ?? 0) }
+            }
+            return (id, lastSpeed, events, max(peak, ProcessMemory.resident(pid: pid) ?? 0))
         }
-        peak = max(peak, ProcessMemory.resident(pid: pid) ?? 0)
+        let (id, lastSpeed, events, peak) = (flood.id, flood.lastSpeed, flood.events, flood.peak)
         print("event flood: \(id) speed changes, \(events) events to \(sleeperCount) clients that do not read; daemon RSS \(before / 1_048_576) MB before, peak \(peak / 1_048_576) MB")
         #expect(events > 4 * 1024, "too few events to tell: \(events)")
         #expect(peak - before < Self.growthBound, "grew by \((peak - before) / 1_048_576) MB")
-        #expect(try daemon.client().status().speed == lastSpeed, "the daemon answers a new client")
+        #expect(try await daemon.client().status().speed == lastSpeed, "the daemon answers a new client")
 
         // A sleeper that wakes up gets what fitted in its socket, then the newest events: the
         // oldest were dropped, so it gets fewer than were sent, and the last speed last.
         let sleeper = sleepers[0]
         var received = 0
         var lastSeen: Double?
-        while let event = try sleeper.nextEvent(timeout: 1) {
+        while let event = try await sleeper.nextEvent(timeout: 1) {
             received += 1
             if event.name == "state" { lastSeen = event.fields["speed"]?.numberValue }
         }
@@ -95,17 +95,17 @@ struct ControlBackPressureTests {
         #expect(received < events * 2 / 3)
         #expect(received >= 1024)
         #expect(lastSeen == lastSpeed)
-        #expect(daemon.terminate() == 0)
+        #expect(await daemon.terminate() == 0)
     }
 
     @Test("a client that pipelines requests without reading is held up by its socket; no reply is lost")
-    func pipelining() throws {
-        let daemon = try DaemonProcess(
-            name: "pipeliner", media: try titledMedia(length: 32 * 1024), extraArguments: ["--paused", "--no-osd"])
+    func pipelining() async throws {
+        let daemon = try await DaemonProcess(
+            name: "pipeliner", media: try await titledMedia(length: 32 * 1024), extraArguments: ["--paused", "--no-osd"])
         let pid = daemon.process.processIdentifier
         // A small request with a large reply that is cheap to make.
         let command: [JSONValue] = [.string("get_property"), .string("media-title")]
-        let replyBytes = try daemon.client().request(command).encoded().count
+        let replyBytes = try await daemon.client().request(command).encoded().count
         let before = try #require(ProcessMemory.resident(pid: pid))
         var peak = before
         // A small send buffer keeps the requests waiting in the kernel few, so that reading the
@@ -132,7 +132,7 @@ struct ControlBackPressureTests {
             sentBytes += sent
             if sent == 0 {
                 blockedSince = blockedSince ?? monotonicNow()
-                _ = raw.wait(writable: true, timeout: 0.05)
+                _ = await raw.wait(writable: true, timeout: 0.05)
                 peak = max(peak, ProcessMemory.resident(pid: pid) ?? 0)
             } else {
                 blockedSince = nil
@@ -144,7 +144,7 @@ struct ControlBackPressureTests {
         print("pipelining: ~\(sentBytes / requestBytes) requests for \(replyBytes)-byte replies sent in 6 s; daemon RSS \(before / 1_048_576) MB before, peak \(peak / 1_048_576) MB")
         #expect(peak - before < Self.growthBound, "grew by \((peak - before) / 1_048_576) MB")
         #expect(blockedSince != nil, "the daemon kept reading requests it could not answer")
-        #expect(try daemon.client().status().name == "pipeliner", "the daemon answers another client meanwhile")
+        #expect(try await daemon.client().status().name == "pipeliner", "the daemon answers another client meanwhile")
 
         // Now read: every request whose line went out completely gets its reply, in order, none
         // lost. A line sent in part is finished first (while reading, or both sides would wait).
@@ -156,7 +156,7 @@ struct ControlBackPressureTests {
         let readDeadline = monotonicNow() + 15
         while expected <= lastWanted && monotonicNow() < readDeadline {
             if !finishLine.isEmpty { finishLine = finishLine.dropFirst(try raw.trySend(finishLine)) }
-            let ready = raw.wait(writable: !finishLine.isEmpty, timeout: 0.5)
+            let ready = await raw.wait(writable: !finishLine.isEmpty, timeout: 0.5)
             guard ready.readable else { continue }
             for item in framer.feed(try raw.tryReceive()) {
                 guard case .line(let bytes) = item, let reply = ControlReply(json: try JSONValue.parse(bytes)) else { continue }
@@ -166,8 +166,8 @@ struct ControlBackPressureTests {
         }
         print("pipelining: \(expected - 1) replies read back of \(lastWanted)")
         #expect(expected - 1 == lastWanted)
-        #expect(try daemon.client().status().name == "pipeliner")
-        #expect(daemon.terminate() == 0)
+        #expect(try await daemon.client().status().name == "pipeliner")
+        #expect(await daemon.terminate() == 0)
     }
 
     private let batchSize = 16

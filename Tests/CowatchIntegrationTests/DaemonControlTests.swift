@@ -6,20 +6,20 @@ import Testing
 
 /// One real `cowatchd` on a real file, driven through its control socket.
 /// Serialized: the checks use blocking sockets and timing, and the CI machine has two cores.
-@Suite("cowatchd over its control socket", .serialized)
+@Suite("cowatchd over its control socket", .serialized, .realProcesses)
 struct DaemonControlTests {
     /// One frame at 25 fps, plus the few ms by which mpv's reported position can sit off the frame grid.
     static let oneFrame = 0.040 + 0.005
 
-    func startDaemon(_ name: String = "alice", paused: Bool = true) throws -> DaemonProcess {
-        try DaemonProcess(name: name, media: try TestMedia.audioVideo(), extraArguments: paused ? ["--paused"] : [])
+    func startDaemon(_ name: String = "alice", paused: Bool = true) async throws -> DaemonProcess {
+        try await DaemonProcess(name: name, media: try await TestMedia.file(.audioVideo), extraArguments: paused ? ["--paused"] : [])
     }
 
     @Test("status reports position, paused, speed, duration, media, title, name, eof")
-    func status() throws {
-        let daemon = try startDaemon()
+    func status() async throws {
+        let daemon = try await startDaemon()
         let client = try daemon.client()
-        let data = try client.request(.getStatus)
+        let data = try await client.request(.getStatus)
         for key in ["position", "paused", "speed", "duration", "media", "title", "name", "eof", "protocol_version"] {
             #expect(data[key] != nil, "missing \(key)")
         }
@@ -31,73 +31,73 @@ struct DaemonControlTests {
         #expect(status.media.hasSuffix("av-75s.mkv"))
         #expect(status.title == "av-75s.mkv")
         #expect(status.eof == false)
-        #expect(daemon.terminate() == 0)
+        #expect(await daemon.terminate() == 0)
     }
 
     @Test("play advances the position, pause holds it")
-    func playAndPause() throws {
-        let daemon = try startDaemon()
+    func playAndPause() async throws {
+        let daemon = try await startDaemon()
         let client = try daemon.client()
-        let start = try client.status().position ?? -1
-        try client.request(.play)
-        let moving = try client.waitForStatus(timeout: 5) { ($0.position ?? 0) > start + 0.5 }
+        let start = try await client.status().position ?? -1
+        try await client.request(.play)
+        let moving = try await client.waitForStatus(timeout: 5) { ($0.position ?? 0) > start + 0.5 }
         #expect(!moving.paused)
-        try client.request(.pause)
-        let held = try client.status().position ?? 0
-        usleep(400_000)
-        let later = try client.status()
+        try await client.request(.pause)
+        let held = try await client.status().position ?? 0
+        await pause(0.4)
+        let later = try await client.status()
         #expect(later.paused)
         #expect(abs((later.position ?? 0) - held) < 0.001)
-        try client.request(.togglePause)
-        #expect(try client.status().paused == false)
+        try await client.request(.togglePause)
+        #expect(try await client.status().paused == false)
     }
 
     @Test("absolute and relative seeks land within one frame of the target")
-    func seeks() throws {
-        let daemon = try startDaemon()
+    func seeks() async throws {
+        let daemon = try await startDaemon()
         let client = try daemon.client()
         for target in [30.0, 61.0, 5.0, 44.44] {
-            let after = try PlayerStatus(json: try client.request(.seek(seconds: target, mode: .absolute)))
+            let after = try PlayerStatus(json: try await client.request(.seek(seconds: target, mode: .absolute)))
             #expect(abs((after.position ?? -1) - target) <= Self.oneFrame, "absolute \(target) -> \(after.position ?? -1)")
         }
-        let from = try client.status().position ?? 0
-        let back = try PlayerStatus(json: try client.request(.seek(seconds: -10, mode: .relative)))
+        let from = try await client.status().position ?? 0
+        let back = try PlayerStatus(json: try await client.request(.seek(seconds: -10, mode: .relative)))
         #expect(abs((back.position ?? -1) - (from - 10)) <= Self.oneFrame)
-        let forward = try PlayerStatus(json: try client.request(.seek(seconds: 20, mode: .relative)))
+        let forward = try PlayerStatus(json: try await client.request(.seek(seconds: 20, mode: .relative)))
         #expect(abs((forward.position ?? -1) - (from + 10)) <= Self.oneFrame)
     }
 
     @Test("speed changes the rate at which the position advances")
-    func speed() throws {
-        let daemon = try startDaemon()
+    func speed() async throws {
+        let daemon = try await startDaemon()
         let client = try daemon.client()
-        try client.request(.speed(2))
-        #expect(try client.status().speed == 2)
-        try client.request(.play)
-        try client.waitForStatus(timeout: 5) { ($0.position ?? 0) > 0.3 }
-        let p0 = try client.status().position ?? 0
+        try await client.request(.speed(2))
+        #expect(try await client.status().speed == 2)
+        try await client.request(.play)
+        try await client.waitForStatus(timeout: 5) { ($0.position ?? 0) > 0.3 }
+        let p0 = try await client.status().position ?? 0
         let t0 = monotonicNow()
-        usleep(1_000_000)
-        let p1 = try client.status().position ?? 0
+        await pause(1)
+        let p1 = try await client.status().position ?? 0
         let rate = (p1 - p0) / (monotonicNow() - t0)
         #expect(rate > 1.6 && rate < 2.4, "measured rate \(rate)")
     }
 
     @Test("two clients both see events caused by either")
-    func eventsReachEveryClient() throws {
-        let daemon = try startDaemon()
+    func eventsReachEveryClient() async throws {
+        let daemon = try await startDaemon()
         let first = try daemon.client()
         let second = try daemon.client()
-        _ = try first.status()
-        _ = try second.status()
-        try first.request(.play)
+        _ = try await first.status()
+        _ = try await second.status()
+        try await first.request(.play)
         for client in [first, second] {
-            let event = try client.waitForEvent(named: "state", timeout: 5) { $0.fields["paused"] == false }
+            let event = try await client.waitForEvent(named: "state", timeout: 5) { $0.fields["paused"] == false }
             #expect(event != nil)
         }
-        try second.request(.seek(seconds: 20, mode: .absolute))
+        try await second.request(.seek(seconds: 20, mode: .absolute))
         for client in [first, second] {
-            let event = try client.waitForEvent(named: "state", timeout: 5) {
+            let event = try await client.waitForEvent(named: "state", timeout: 5) {
                 abs(($0.fields["position"]?.numberValue ?? 0) - 20) < 0.5
             }
             #expect(event != nil)
@@ -105,8 +105,8 @@ struct DaemonControlTests {
     }
 
     @Test("bad input gets a stable error code and the connection stays usable")
-    func badInput() throws {
-        let daemon = try startDaemon()
+    func badInput() async throws {
+        let daemon = try await startDaemon()
         let client = try daemon.client()
         let cases: [(String, String)] = [
             ("{oops", "invalid-json"),
@@ -123,8 +123,8 @@ struct DaemonControlTests {
             (#"{"command":["get_property","no-such-property"],"request_id":9}"#, "property-unavailable"),
         ]
         for (line, code) in cases {
-            try client.sendLine(Array(line.utf8))
-            let reply = try #require(try client.readReply(timeout: 5))
+            try await client.sendLine(Array(line.utf8))
+            let reply = try #require(try await client.readReply(timeout: 5))
             guard case .failure(let error) = reply.result else {
                 Issue.record("\(line) succeeded")
                 continue
@@ -132,114 +132,117 @@ struct DaemonControlTests {
             #expect(error.code.rawValue == code, "\(line)")
         }
         // Still usable after all that.
-        #expect(try client.status().name == "alice")
+        #expect(try await client.status().name == "alice")
     }
 
     @Test("an over-long line closes only that connection")
-    func overlongLine() throws {
-        let daemon = try startDaemon()
+    func overlongLine() async throws {
+        let daemon = try await startDaemon()
         let victim = try daemon.client()
         let bystander = try daemon.client()
-        _ = try bystander.status()
-        try victim.sendRaw([UInt8](repeating: UInt8(ascii: "a"), count: controlMaxLineBytes + 10))
-        let reply = try #require(try victim.readReply(timeout: 5))
+        _ = try await bystander.status()
+        try await victim.sendRaw([UInt8](repeating: UInt8(ascii: "a"), count: controlMaxLineBytes + 10))
+        let reply = try #require(try await victim.readReply(timeout: 5))
         #expect(reply.result.failureCode == "line-too-long")
-        #expect(throws: CowatchError.self) { _ = try victim.readLine(deadline: monotonicNow() + 5) }
-        #expect(try bystander.status().name == "alice")
-        #expect(try daemon.client().status().name == "alice")
+        await #expect(throws: CowatchError.self) { _ = try await victim.readLine(deadline: monotonicNow() + 5) }
+        #expect(try await bystander.status().name == "alice")
+        #expect(try await daemon.client().status().name == "alice")
     }
 
     @Test("a client that never reads does not stall the daemon")
-    func slowClient() throws {
-        let daemon = try startDaemon()
+    func slowClient() async throws {
+        let daemon = try await startDaemon()
         let sleeper = try daemon.client()
         _ = sleeper  // connected, never reads
         let client = try daemon.client()
         for index in 0..<200 {
-            try client.request(.seek(seconds: Double(index % 50), mode: .absolute))
+            try await client.request(.seek(seconds: Double(index % 50), mode: .absolute))
         }
-        #expect(try client.status().name == "alice")
+        #expect(try await client.status().name == "alice")
     }
 
     @Test("end of file holds at the end, sends end-of-file, and the daemon stays up")
-    func endOfFile() throws {
-        let daemon = try startDaemon()
+    func endOfFile() async throws {
+        let daemon = try await startDaemon()
         let client = try daemon.client()
-        let duration = try client.status().duration ?? 75
-        try client.request(.seek(seconds: duration - 1, mode: .absolute))
-        try client.request(.play)
-        let event = try client.waitForEvent(named: "end-of-file", timeout: 10)
+        let duration = try await client.status().duration ?? 75
+        try await client.request(.seek(seconds: duration - 1, mode: .absolute))
+        try await client.request(.play)
+        let event = try await client.waitForEvent(named: "end-of-file", timeout: 10)
         #expect(event != nil)
-        let status = try client.status()
+        let status = try await client.status()
         #expect(status.eof)
         #expect(abs((status.position ?? 0) - duration) < 0.5)
-        try client.request(.seek(seconds: 10, mode: .absolute))
-        #expect(try client.status().eof == false)
+        try await client.request(.seek(seconds: 10, mode: .absolute))
+        #expect(try await client.status().eof == false)
     }
 
     @Test("SIGTERM shuts down gracefully and removes the socket")
-    func sigterm() throws {
-        let daemon = try startDaemon()
+    func sigterm() async throws {
+        let daemon = try await startDaemon()
         #expect(FileManager.default.fileExists(atPath: daemon.controlPath))
-        #expect(daemon.terminate() == 0)
+        #expect(await daemon.terminate() == 0)
         #expect(!FileManager.default.fileExists(atPath: daemon.controlPath))
     }
 
     @Test("SIGTERM while clients are still connecting exits cleanly (no connection left unfinished)")
-    func sigtermDuringConnects() throws {
+    func sigtermDuringConnects() async throws {
         for round in 0..<8 {
-            let daemon = try startDaemon("race\(round)")
+            let daemon = try await startDaemon("race\(round)")
             let path = daemon.controlPath
             let connector = Thread {
                 for _ in 0..<30 { _ = ControlClient.isListening(path: path) }
             }
             connector.start()
-            usleep(UInt32(round) * 300)
-            #expect(daemon.terminate() == 0, "round \(round): \(daemon.stderr.prefix(300))")
+            // SIGTERM a different number of microseconds after the connections start: timed on a
+            // thread of its own (`offPool`), as a resumed task could not be this precise.
+            let pid = daemon.pid
+            await offPool { usleep(UInt32(round) * 300); kill(pid, SIGTERM) }
+            #expect(await daemon.waitForExit(timeout: 10) == 0, "round \(round): \(daemon.stderr.prefix(300))")
             #expect(!FileManager.default.fileExists(atPath: path))
         }
     }
 
     @Test("quit stops the daemon and removes the socket")
-    func quit() throws {
-        let daemon = try startDaemon()
-        try daemon.client().request(.quit)
-        #expect(daemon.waitForExit(timeout: 10) == 0)
+    func quit() async throws {
+        let daemon = try await startDaemon()
+        try await daemon.client().request(.quit)
+        #expect(await daemon.waitForExit(timeout: 10) == 0)
         #expect(!FileManager.default.fileExists(atPath: daemon.controlPath))
     }
 
     @Test("a second daemon on a live socket refuses; a stale socket is replaced")
-    func socketOwnership() throws {
-        let first = try startDaemon()
-        let second = try DaemonProcess(
-            name: "alice", media: try TestMedia.audioVideo(), directory: first.directory, waitUntilReady: false)
-        #expect(second.waitForExit(timeout: 20) == 1)
+    func socketOwnership() async throws {
+        let first = try await startDaemon()
+        let second = try await DaemonProcess(
+            name: "alice", media: try await TestMedia.file(.audioVideo), directory: first.directory, waitUntilReady: false)
+        #expect(await second.waitForExit(timeout: 20) == 1)
         #expect(second.stderr.contains("already running") || second.stderr.contains("another cowatchd"))
-        #expect(try first.client().status().name == "alice")
+        #expect(try await first.client().status().name == "alice")
 
         // Kill the first without letting it clean up: its socket file stays behind, stale.
-        kill(first.process.processIdentifier, SIGKILL)
-        first.process.waitUntilExit()
+        kill(first.pid, SIGKILL)
+        _ = await first.waitForExit(timeout: 10)
         #expect(FileManager.default.fileExists(atPath: first.controlPath))
-        let third = try DaemonProcess(name: "alice", media: try TestMedia.audioVideo(), directory: first.directory)
-        #expect(try third.client().status().name == "alice")
+        let third = try await DaemonProcess(name: "alice", media: try await TestMedia.file(.audioVideo), directory: first.directory)
+        #expect(try await third.client().status().name == "alice")
     }
 
     @Test("flags win over the environment, which wins over the config file")
-    func precedence() throws {
+    func precedence() async throws {
         let directory = DaemonProcess.makeDirectory()
         let file = directory + "/conf.json"
         try #"{"paused": true, "osd": false}"#.write(toFile: file, atomically: true, encoding: .utf8)
-        let media = try TestMedia.audioVideo()
-        func paused(_ arguments: [String], _ environment: [String: String]) throws -> Bool {
-            let daemon = try DaemonProcess(
+        let media = try await TestMedia.file(.audioVideo)
+        func paused(_ arguments: [String], _ environment: [String: String]) async throws -> Bool {
+            let daemon = try await DaemonProcess(
                 name: "p", media: media, extraArguments: ["--config", file] + arguments, directory: DaemonProcess.makeDirectory(),
                 environment: environment)
-            return try daemon.client().status().paused
+            return try await daemon.client().status().paused
         }
-        #expect(try paused([], [:]) == true)
-        #expect(try paused([], ["COWATCH_PAUSED": "false"]) == false)
-        #expect(try paused(["--paused"], ["COWATCH_PAUSED": "false"]) == true)
+        #expect(try await paused([], [:]) == true)
+        #expect(try await paused([], ["COWATCH_PAUSED": "false"]) == false)
+        #expect(try await paused(["--paused"], ["COWATCH_PAUSED": "false"]) == true)
     }
 
     @Test(
@@ -264,40 +267,40 @@ struct DaemonControlTests {
             (["--join", "127.0.0.1:9", "--managed"], [:], "managed"),
             (["--host", "7433", "--managed", "--unmanaged"], [:], "contradict"),
         ] as [([String], [String: String], String)])
-    func badConfiguration(arguments: [String], environment: [String: String], mentions: String) throws {
-        let daemon = try DaemonProcess(
-            name: "cfg", media: try TestMedia.audioVideo(), extraArguments: arguments, environment: environment,
+    func badConfiguration(arguments: [String], environment: [String: String], mentions: String) async throws {
+        let daemon = try await DaemonProcess(
+            name: "cfg", media: try await TestMedia.file(.audioVideo), extraArguments: arguments, environment: environment,
             waitUntilReady: false)
-        #expect(daemon.waitForExit(timeout: 20) == 2)
+        #expect(await daemon.waitForExit(timeout: 20) == 2)
         let lines = daemon.stderr.split(separator: "\n")
         #expect(lines.count == 1 && daemon.stderr.contains(mentions), "\(daemon.stderr)")
     }
 
     @Test("a misspelt key in the config file is refused, naming it")
-    func unknownConfigKey() throws {
+    func unknownConfigKey() async throws {
         let directory = DaemonProcess.makeDirectory()
         let file = directory + "/conf.json"
         try #"{"pasued": true, "drift": {"interval": 0.05, "gain": 2}}"#.write(toFile: file, atomically: true, encoding: .utf8)
-        let daemon = try DaemonProcess(
-            name: "typo", media: try TestMedia.audioVideo(), extraArguments: ["--config", file], waitUntilReady: false)
-        #expect(daemon.waitForExit(timeout: 20) == 2)
+        let daemon = try await DaemonProcess(
+            name: "typo", media: try await TestMedia.file(.audioVideo), extraArguments: ["--config", file], waitUntilReady: false)
+        #expect(await daemon.waitForExit(timeout: 20) == 2)
         #expect(daemon.stderr.contains(#""drift.gain""#) && daemon.stderr.contains(#""pasued""#), "\(daemon.stderr)")
     }
 
     @Test("media that cannot be opened: the daemon's own fallback URL is tried")
-    func ownFallback() throws {
-        let fallback = try TestMedia.videoOnly()
-        let daemon = try DaemonProcess(
+    func ownFallback() async throws {
+        let fallback = try await TestMedia.file(.videoOnly)
+        let daemon = try await DaemonProcess(
             name: "fb", media: "/nonexistent/film.mkv", extraArguments: ["--fallback-url", fallback, "--paused"])
-        let status = try daemon.client().status()
+        let status = try await daemon.client().status()
         #expect(status.media == fallback)
         #expect(status.duration != nil)
     }
 
     @Test("media that does not exist: one clear line, non-zero exit")
-    func missingMedia() throws {
-        let daemon = try DaemonProcess(name: "ghost", media: "/nonexistent/film.mkv", waitUntilReady: false)
-        let status = daemon.waitForExit(timeout: 20)
+    func missingMedia() async throws {
+        let daemon = try await DaemonProcess(name: "ghost", media: "/nonexistent/film.mkv", waitUntilReady: false)
+        let status = await daemon.waitForExit(timeout: 20)
         #expect(status != nil && status != 0)
         let lines = daemon.stderr.split(separator: "\n")
         #expect(lines.count == 1, "\(daemon.stderr)")
@@ -307,26 +310,26 @@ struct DaemonControlTests {
     }
 
     @Test("the CLI drives the daemon and fails clearly when none runs")
-    func cli() throws {
-        let daemon = try startDaemon()
-        let run = { (arguments: [String]) throws -> (Int32, String, String) in
-            try runProcess(try Binaries.path("cowatch"), arguments + ["--socket", daemon.controlPath])
+    func cli() async throws {
+        let daemon = try await startDaemon()
+        let run = { (arguments: [String]) async throws -> (Int32, String, String) in
+            try await runProcess(try Binaries.path("cowatch"), arguments + ["--socket", daemon.controlPath])
         }
-        let (seekStatus, _, _) = try run(["seek", "1:02"])
+        let (seekStatus, _, _) = try await run(["seek", "1:02"])
         #expect(seekStatus == 0)
-        #expect(abs((try daemon.client().status().position ?? 0) - 62) <= Self.oneFrame)
-        let (relStatus, _, _) = try run(["seek", "-10"])
+        #expect(abs((try await daemon.client().status().position ?? 0) - 62) <= Self.oneFrame)
+        let (relStatus, _, _) = try await run(["seek", "-10"])
         #expect(relStatus == 0)
-        #expect(abs((try daemon.client().status().position ?? 0) - 52) <= Self.oneFrame)
-        let (_, json, _) = try run(["status", "--json"])
+        #expect(abs((try await daemon.client().status().position ?? 0) - 52) <= Self.oneFrame)
+        let (_, json, _) = try await run(["status", "--json"])
         #expect(try PlayerStatus(json: try JSONValue.parse(Array(json.utf8))).name == "alice")
-        let (_, text, _) = try run(["status"])
+        let (_, text, _) = try await run(["status"])
         #expect(text.contains("paused at 0:00:52"))
-        let (speedStatus, _, _) = try run(["speed", "1.5"])
+        let (speedStatus, _, _) = try await run(["speed", "1.5"])
         #expect(speedStatus == 0)
-        #expect(try daemon.client().status().speed == 1.5)
-        daemon.terminate()
-        let (downStatus, _, downError) = try run(["status"])
+        #expect(try await daemon.client().status().speed == 1.5)
+        await daemon.terminate()
+        let (downStatus, _, downError) = try await run(["status"])
         #expect(downStatus == 1)
         #expect(downError.hasPrefix("cowatch: no cowatchd is listening"))
         #expect(downError.split(separator: "\n").count == 1)
@@ -339,18 +342,11 @@ extension Result where Failure == CowatchError {
     }
 }
 
-/// Runs a program to completion; returns status, stdout, stderr.
-func runProcess(_ path: String, _ arguments: [String]) throws -> (Int32, String, String) {
+/// Runs a program to completion, the test's task suspended meanwhile; returns status, stdout, stderr.
+func runProcess(_ path: String, _ arguments: [String]) async throws -> (Int32, String, String) {
     let process = Process()
     process.executableURL = URL(fileURLWithPath: path)
     process.arguments = arguments
-    let out = Pipe()
-    let err = Pipe()
-    process.standardOutput = out
-    process.standardError = err
-    try process.run()
-    let output = out.fileHandleForReading.readDataToEndOfFile()
-    let error = err.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
-    return (process.terminationStatus, String(decoding: output, as: UTF8.self), String(decoding: error, as: UTF8.self))
+    let finished = try await runToEnd(process)
+    return (finished.status, finished.stdout, finished.stderr)
 }

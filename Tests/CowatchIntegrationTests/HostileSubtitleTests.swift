@@ -7,27 +7,27 @@ import Testing
 
 /// A peer's "subtitles" that are really an mpv EDL file (or a playlist) never reach a player:
 /// nobody's player fetches the URL inside, and the room carries on.
-@Suite("Hostile subtitle attachments")
+@Suite("Hostile subtitle attachments", .realProcesses)
 struct HostileSubtitleTests {
     @Test("an .srt attachment holding an EDL file is refused by every daemon; no player fetches its URL")
-    func edlRefused() throws {
+    func edlRefused() async throws {
         let directory = DaemonProcess.makeDirectory()
-        let bait = try SlowMediaServer(file: try TestMedia.audioVideo())
+        let bait = try SlowMediaServer(file: try await TestMedia.file(.audioVideo))
         defer { bait.close() }
         let evil = directory + "/evil.srt"
         try "# mpv EDL v0\n\(bait.url)\n".write(toFile: evil, atomically: true, encoding: .utf8)
-        let room = try DaemonRoom(names: ["mallory", "bob"], media: try TestMedia.audioVideo(), room: "subs")
-        defer { room.stop() }
-        let attached = try runCowatch(["attach", evil, "--socket", room.daemons[0].controlPath])
+        let room = try await DaemonRoom(names: ["mallory", "bob"], media: try await TestMedia.file(.audioVideo), room: "subs")
+        defer { room.stopInBackground() }
+        let attached = try await runCowatch(["attach", evil, "--socket", room.daemons[0].controlPath])
         #expect(attached.status == 0, "\(attached.stderr)")
         // A late joiner fetches it too (and refuses it too).
-        let carol = try room.add("carol")
-        sleepSeconds(4)
+        let carol = try await room.add("carol")
+        await pause(4)
         #expect(bait.requestCount == 0, "a player fetched the URL inside the EDL")
         for index in [0, 1, carol] {
-            let tracks = (try room.clients[index].request(.getProperty("track-list")).arrayValue ?? []).filter { $0["type"] == "sub" }
+            let tracks = (try await room.clients[index].request(.getProperty("track-list")).arrayValue ?? []).filter { $0["type"] == "sub" }
             #expect(tracks.isEmpty, "\(room.names[index]): \(tracks)")
-            #expect(try room.roomStatus(index)["session"] == "joined")
+            #expect(try await room.roomStatus(index)["session"] == "joined")
         }
     }
 

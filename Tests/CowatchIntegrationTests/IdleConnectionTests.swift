@@ -5,7 +5,7 @@ import Testing
 
 /// Connections that open and never speak (not even TLS) hold nothing for long: the room server
 /// closes those past the per-address cap at once, and the rest at the hello deadline.
-@Suite("Idle connections are closed")
+@Suite("Idle connections are closed", .realProcesses)
 struct IdleConnectionTests {
     static func connect(port: Int) -> Int32 {
         let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
@@ -27,9 +27,9 @@ struct IdleConnectionTests {
     }
 
     @Test("60 silent TCP connections to a TLS server from one address are all closed within the hello deadline and a grace")
-    func silentConnectionsClosed() throws {
-        let server = try ServerProcess(extraArguments: ["--hello-timeout", "1"])
-        defer { _ = server.terminate() }
+    func silentConnectionsClosed() async throws {
+        let server = try await ServerProcess.start(extraArguments: ["--hello-timeout", "1"])
+        defer { server.terminateInBackground() }
         let descriptors = (0..<60).map { _ in Self.connect(port: server.port) }.filter { $0 >= 0 }
         defer { descriptors.forEach { close($0) } }
         #expect(descriptors.count == 60)
@@ -37,7 +37,7 @@ struct IdleConnectionTests {
         let deadline = monotonicNow() + 10
         var open = descriptors.filter { !Self.closedByServer($0) }
         while !open.isEmpty, monotonicNow() < deadline {
-            usleep(200_000)
+            await pause(0.2)
             open = open.filter { !Self.closedByServer($0) }
         }
         #expect(open.isEmpty, "\(open.count) of \(descriptors.count) still open")

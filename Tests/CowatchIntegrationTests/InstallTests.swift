@@ -5,24 +5,24 @@ import Testing
 
 /// `make install` and `make uninstall` into a DESTDIR, with the programs this test run already
 /// built (`BUILD_DIR`): the same rules as a release install, without minutes of release build.
-@Suite("make install")
+@Suite("make install", .realProcesses)
 struct InstallTests {
     static let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent().path
 
-    func make(_ arguments: [String]) throws -> Finished {
+    func make(_ arguments: [String]) async throws -> Finished {
         // Not the jobserver of a `make test` around us.
-        try run(
+        try await run(
             executable: "/usr/bin/env", ["make", "--no-print-directory"] + arguments,
             environment: ["MAKEFLAGS": "", "MAKELEVEL": "", "MFLAGS": ""], directory: Self.packageRoot)
     }
 
     @Test("installs programs, man pages, completions, units and examples under DESTDIR/PREFIX; uninstall removes them")
-    func installAndUninstall() throws {
+    func installAndUninstall() async throws {
         let destination = try makeTemporaryDirectory("cowatch-install")
         defer { try? FileManager.default.removeItem(atPath: destination) }
         let common = ["DESTDIR=\(destination)", "PREFIX=/usr", "BUILD_DIR=\(Binaries.directory)"]
-        let installed = try make(["install"] + common)
+        let installed = try await make(["install"] + common)
         #expect(installed.status == 0, "\(installed.stdout)\(installed.stderr)")
 
         let root = destination + "/usr"
@@ -40,7 +40,7 @@ struct InstallTests {
             #expect(FileManager.default.fileExists(atPath: root + "/" + file), "missing \(file)")
         }
         #expect(!FileManager.default.fileExists(atPath: root + "/bin/cowatch-bench"))
-        let version = try run(executable: root + "/bin/cowatch", ["--version"])
+        let version = try await run(executable: root + "/bin/cowatch", ["--version"])
         #expect(version.status == 0)
         #expect(version.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == CowatchVersion.text)
         // Completions come from the programs: they know the subcommands.
@@ -52,7 +52,7 @@ struct InstallTests {
         let serverUnit = try String(contentsOfFile: root + "/lib/systemd/system/cowatch-server.service", encoding: .utf8)
         #expect(serverUnit.contains("ExecStart=/usr/bin/cowatch-server "))
 
-        let removed = try make(["uninstall"] + common)
+        let removed = try await make(["uninstall"] + common)
         #expect(removed.status == 0, "\(removed.stdout)\(removed.stderr)")
         let left = FileManager.default.enumerator(atPath: root)?.compactMap { entry -> String? in
             let path = root + "/" + (entry as? String ?? "")

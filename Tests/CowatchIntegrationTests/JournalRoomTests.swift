@@ -6,7 +6,7 @@ import Foundation
 import Testing
 
 /// The journal (attachments) with real daemons, a real server, real mpv and the CLI.
-@Suite("Attachments in a room of real daemons", .serialized)
+@Suite("Attachments in a room of real daemons", .serialized, .realProcesses)
 struct JournalRoomTests {
     /// A private temporary directory, removed by the caller.
     static func scratch() -> String {
@@ -16,135 +16,135 @@ struct JournalRoomTests {
     }
 
     /// `sha256sum` of a file: an independent check of what the transfer verified.
-    static func sha256(_ path: String) throws -> String {
-        let result = try run(executable: "/usr/bin/sha256sum", [path])
+    static func sha256(_ path: String) async throws -> String {
+        let result = try await run(executable: "/usr/bin/sha256sum", [path])
         guard let digest = result.stdout.split(separator: " ").first else { throw TestFailure("sha256sum: \(result.stderr)") }
         return String(digest)
     }
 
-    static func randomFile(_ path: String, megabytes: Int) throws {
-        let made = try run(executable: "/bin/dd", ["if=/dev/urandom", "of=\(path)", "bs=1M", "count=\(megabytes)", "status=none"])
+    static func randomFile(_ path: String, megabytes: Int) async throws {
+        let made = try await run(executable: "/bin/dd", ["if=/dev/urandom", "of=\(path)", "bs=1M", "count=\(megabytes)", "status=none"])
         guard made.status == 0 else { throw TestFailure("dd: \(made.stderr)") }
     }
 
     @Test("a 100 MB attachment added by a viewer who then leaves reaches a late joiner, verified by hash")
-    func largeAttachmentOutlivesItsUploader() throws {
+    func largeAttachmentOutlivesItsUploader() async throws {
         let directory = Self.scratch()
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let file = directory + "/big.bin"
-        try Self.randomFile(file, megabytes: 100)
-        let expected = try Self.sha256(file)
+        try await Self.randomFile(file, megabytes: 100)
+        let expected = try await Self.sha256(file)
 
-        let room = try DaemonRoom(names: ["alice", "bob"], media: try TestMedia.audioVideo(), room: "share")
-        defer { room.stop() }
-        let attached = try runCowatch(["attach", file, "--meta", #"{"kind":"data"}"#, "--socket", room.daemons[1].controlPath])
+        let room = try await DaemonRoom(names: ["alice", "bob"], media: try await TestMedia.file(.audioVideo), room: "share")
+        defer { room.stopInBackground() }
+        let attached = try await runCowatch(["attach", file, "--meta", #"{"kind":"data"}"#, "--socket", room.daemons[1].controlPath])
         #expect(attached.status == 0, "\(attached.stderr)")
         #expect(attached.stdout.contains(String(expected.prefix(12))), "\(attached.stdout)")
-        let announced = try room.listeners[0].waitForEvent(named: "attachment-added", timeout: 10)
+        let announced = try await room.listeners[0].waitForEvent(named: "attachment-added", timeout: 10)
         #expect(announced?.fields["id"]?.stringValue == expected)
         #expect(announced?.fields["participant"] == "bob")
         #expect(announced?.fields["size"]?.numberValue == 104_857_600)
 
         // The uploader leaves: the attachment stays in the room.
-        _ = room.daemons[1].terminate()
-        let left = try room.listeners[0].waitForEvent(named: "notice", timeout: 10) { $0.fields["action"] == "leave" }
+        _ = await room.daemons[1].terminate()
+        let left = try await room.listeners[0].waitForEvent(named: "notice", timeout: 10) { $0.fields["action"] == "leave" }
         #expect(left?.fields["participant"] == "bob")
-        let carol = try room.add("carol")
-        let listed = try runCowatch(["attachments", "--socket", room.daemons[carol].controlPath])
+        let carol = try await room.add("carol")
+        let listed = try await runCowatch(["attachments", "--socket", room.daemons[carol].controlPath])
         #expect(listed.stdout.contains("big.bin") && listed.stdout.contains("from bob"), "\(listed.stdout) \(listed.stderr)")
 
         let output = directory + "/fetched"
         try FileManager.default.createDirectory(atPath: output, withIntermediateDirectories: true)
-        let fetched = try runCowatch(["fetch", String(expected.prefix(10)), "-o", output, "--socket", room.daemons[carol].controlPath])
+        let fetched = try await runCowatch(["fetch", String(expected.prefix(10)), "-o", output, "--socket", room.daemons[carol].controlPath])
         #expect(fetched.status == 0, "\(fetched.stderr) \(fetched.stdout)")
-        #expect(try Self.sha256(output + "/big.bin") == expected)
+        #expect(try await Self.sha256(output + "/big.bin") == expected)
         #expect(!FileManager.default.fileExists(atPath: output + "/big.bin.part"))
         // The room played on meanwhile.
-        #expect(try room.roomStatus(0)["session"] == "joined")
+        #expect(try await room.roomStatus(0)["session"] == "joined")
     }
 
     @Test("a .srt attachment becomes a selected subtitle track in every player, late joiners too; --auto-subtitles no opts out")
-    func subtitlesInEveryPlayer() throws {
+    func subtitlesInEveryPlayer() async throws {
         let directory = Self.scratch()
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let srt = directory + "/night.en.srt"
         try "1\n00:00:00,000 --> 00:00:30,000\nHello from the journal\n\n".write(toFile: srt, atomically: true, encoding: .utf8)
 
-        let room = try DaemonRoom(names: ["alice", "bob"], media: try TestMedia.audioVideo(), room: "subs")
-        defer { room.stop() }
-        let opted = try room.add("dave", arguments: ["--auto-subtitles", "no"])
-        let attached = try runCowatch(["attach", srt, "--socket", room.daemons[0].controlPath])
+        let room = try await DaemonRoom(names: ["alice", "bob"], media: try await TestMedia.file(.audioVideo), room: "subs")
+        defer { room.stopInBackground() }
+        let opted = try await room.add("dave", arguments: ["--auto-subtitles", "no"])
+        let attached = try await runCowatch(["attach", srt, "--socket", room.daemons[0].controlPath])
         #expect(attached.status == 0, "\(attached.stderr)")
-        let carol = try room.add("carol")
+        let carol = try await room.add("carol")
         for index in [0, 1, carol] {
-            let track = try waitForSubtitleTrack(room.clients[index], title: "night.en.srt", timeout: 15)
+            let track = try await waitForSubtitleTrack(room.clients[index], title: "night.en.srt", timeout: 15)
             #expect(track?["selected"] == true, "\(room.names[index]): \(String(describing: track))")
         }
-        #expect(try subtitleTracks(room.clients[opted]).isEmpty)
+        #expect(try await subtitleTracks(room.clients[opted]).isEmpty)
 
         // Detached for everyone: the track leaves every player.
-        let id = try room.clients[0].request(.getAttachments).arrayValue?.first?["id"]?.stringValue ?? ""
-        _ = try room.clients[1].request(.detach(id))
+        let id = try await room.clients[0].request(.getAttachments).arrayValue?.first?["id"]?.stringValue ?? ""
+        _ = try await room.clients[1].request(.detach(id))
         for index in [0, 1, carol] {
             let deadline = monotonicNow() + 10
-            while monotonicNow() < deadline, try !subtitleTracks(room.clients[index]).isEmpty { sleepSeconds(0.1) }
-            #expect(try subtitleTracks(room.clients[index]).isEmpty, "\(room.names[index])")
+            while monotonicNow() < deadline, try await !subtitleTracks(room.clients[index]).isEmpty { await pause(0.1) }
+            #expect(try await subtitleTracks(room.clients[index]).isEmpty, "\(room.names[index])")
         }
     }
 
     @Test("size and quota limits give clear errors with stable codes, and the room carries on")
-    func limits() throws {
+    func limits() async throws {
         let directory = Self.scratch()
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        try Self.randomFile(directory + "/two.bin", megabytes: 2)
-        try Self.randomFile(directory + "/one.bin", megabytes: 1)
-        try Self.randomFile(directory + "/other.bin", megabytes: 1)
+        try await Self.randomFile(directory + "/two.bin", megabytes: 2)
+        try await Self.randomFile(directory + "/one.bin", megabytes: 1)
+        try await Self.randomFile(directory + "/other.bin", megabytes: 1)
 
-        let room = try DaemonRoom(
-            names: ["alice", "bob"], media: try TestMedia.audioVideo(), room: "small",
+        let room = try await DaemonRoom(
+            names: ["alice", "bob"], media: try await TestMedia.file(.audioVideo), room: "small",
             venue: .server(arguments: ["--attachment-max-size", "1M", "--room-quota", "1536K"]))
-        defer { room.stop() }
+        defer { room.stopInBackground() }
         let socket = room.daemons[0].controlPath
-        let tooLarge = try runCowatch(["attach", directory + "/two.bin", "--socket", socket])
+        let tooLarge = try await runCowatch(["attach", directory + "/two.bin", "--socket", socket])
         #expect(tooLarge.status != 0)
         #expect(tooLarge.stderr.contains("at most 1.0 MiB"), "\(tooLarge.stderr)")
-        #expect(room.failure(0, .attach(path: directory + "/two.bin", name: nil, meta: nil))?.code.rawValue == "too-large")
+        #expect(await room.failure(0, .attach(path: directory + "/two.bin", name: nil, meta: nil))?.code.rawValue == "too-large")
 
-        #expect(try runCowatch(["attach", directory + "/one.bin", "--socket", socket]).status == 0)
-        let overQuota = room.failure(1, .attach(path: directory + "/other.bin", name: nil, meta: nil), timeout: 30)
+        #expect(try await runCowatch(["attach", directory + "/one.bin", "--socket", socket]).status == 0)
+        let overQuota = await room.failure(1, .attach(path: directory + "/other.bin", name: nil, meta: nil), timeout: 30)
         #expect(overQuota?.code.rawValue == "quota-exceeded", "\(String(describing: overQuota))")
         #expect(overQuota?.message.contains("quota") == true)
-        let missing = room.failure(1, .detach("00000000"))
+        let missing = await room.failure(1, .detach("00000000"))
         #expect(missing?.code.rawValue == "not-found")
 
         // Nothing else was lost: the first attachment is listed, and playback and chat go on.
-        #expect(try room.clients[1].request(.getAttachments).arrayValue?.count == 1)
-        _ = try room.clients[1].request(.pause)
-        #expect(try room.clients[0].waitForStatus(timeout: 5) { $0.paused }.paused)
-        _ = try room.clients[1].request(.chat("still here"))
+        #expect(try await room.clients[1].request(.getAttachments).arrayValue?.count == 1)
+        _ = try await room.clients[1].request(.pause)
+        #expect(try await room.clients[0].waitForStatus(timeout: 5) { $0.paused }.paused)
+        _ = try await room.clients[1].request(.chat("still here"))
         // Detaching frees the quota.
-        let id = try room.clients[0].request(.getAttachments).arrayValue?.first?["id"]?.stringValue ?? ""
-        _ = try room.clients[0].request(.detach(id))
-        #expect(try room.listeners[1].waitForEvent(named: "attachment-removed", timeout: 5) != nil)
-        #expect(room.failure(1, .attach(path: directory + "/other.bin", name: nil, meta: nil), timeout: 30) == nil)
+        let id = try await room.clients[0].request(.getAttachments).arrayValue?.first?["id"]?.stringValue ?? ""
+        _ = try await room.clients[0].request(.detach(id))
+        #expect(try await room.listeners[1].waitForEvent(named: "attachment-removed", timeout: 5) != nil)
+        #expect(await room.failure(1, .attach(path: directory + "/other.bin", name: nil, meta: nil), timeout: 30) == nil)
     }
 
     @Test("an upload and a download dropped midway resume from where they broke off, checked by hash")
-    func resume() throws {
+    func resume() async throws {
         let directory = Self.scratch()
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let file = directory + "/part.bin"
-        try Self.randomFile(file, megabytes: 4)
+        try await Self.randomFile(file, megabytes: 4)
         let bytes = try Array(Data(contentsOf: URL(fileURLWithPath: file)))
-        let id = try Self.sha256(file)
+        let id = try await Self.sha256(file)
 
-        let server = try ServerProcess(extraArguments: ["--no-tls"])
-        defer { server.terminate() }
+        let server = try await ServerProcess.start(extraArguments: ["--no-tls"])
+        defer { server.terminateInBackground() }
         let member = try RawRoomClient(port: server.port)
-        member.send(.hello(.init(features: [WireFeature.journal], room: "r", name: "up", client: "raw-test", nonce: RoomSecret.nonce())))
-        #expect(member.read(type: "challenge") != nil)
-        member.send(.auth(.init()))
-        let token = try #require(member.read(type: "welcome")?["token"]?.stringValue)
+        await member.send(.hello(.init(features: [WireFeature.journal], room: "r", name: "up", client: "raw-test", nonce: RoomSecret.nonce())))
+        #expect(await member.read(type: "challenge") != nil)
+        await member.send(.auth(.init()))
+        let token = try #require(await member.read(type: "welcome")?["token"]?.stringValue)
         func request(_ kind: TransferRequest.Kind, offset: Int = 0) -> ClientMessage {
             .transfer(TransferRequest(
                 room: "r", name: "up", token: token, kind: kind, id: id, size: kind == .upload ? bytes.count : nil,
@@ -153,64 +153,64 @@ struct JournalRoomTests {
 
         // The first upload breaks off after 1.5 MB.
         let first = try RawRoomClient(port: server.port)
-        first.send(request(.upload))
-        #expect(first.read(type: "transfer_ready")?["offset"]?.numberValue == 0)
-        first.send(bytes: Array(bytes[..<1_500_000]))
-        sleepSeconds(0.5)
+        await first.send(request(.upload))
+        #expect(await first.read(type: "transfer_ready")?["offset"]?.numberValue == 0)
+        await first.send(bytes: Array(bytes[..<1_500_000]))
+        await pause(0.5)
         first.close()
-        sleepSeconds(0.5)
+        await pause(0.5)
         // The second is told what the server kept, and sends only the rest.
         let second = try RawRoomClient(port: server.port)
-        second.send(request(.upload))
-        let ready = second.read(type: "transfer_ready")
+        await second.send(request(.upload))
+        let ready = await second.read(type: "transfer_ready")
         #expect(ready?["offset"]?.numberValue == 1_500_000)
-        second.send(bytes: Array(bytes[1_500_000...]))
-        let done = second.read(type: "transfer_done", timeout: 10)
+        await second.send(bytes: Array(bytes[1_500_000...]))
+        let done = await second.read(type: "transfer_done", timeout: 10)
         #expect(done?["id"]?.stringValue == id)
-        #expect(member.read(type: "attachment_added")?["name"] == "part.bin")
+        #expect(await member.read(type: "attachment_added")?["name"] == "part.bin")
 
         // A download asks from an offset and gets exactly the rest.
         let fetch = try RawRoomClient(port: server.port)
-        fetch.send(request(.download, offset: 3_000_000))
-        #expect(fetch.read(type: "transfer_ready")?["offset"]?.numberValue == 3_000_000)
-        let tail = fetch.readBytes(bytes.count - 3_000_000, timeout: 10)
+        await fetch.send(request(.download, offset: 3_000_000))
+        #expect(await fetch.read(type: "transfer_ready")?["offset"]?.numberValue == 3_000_000)
+        let tail = await fetch.readBytes(bytes.count - 3_000_000, timeout: 10)
         #expect(tail == Array(bytes[3_000_000...]))
-        #expect(fetch.isClosed(timeout: 5))
+        #expect(await fetch.isClosed(timeout: 5))
 
         // Bytes that do not match the announced hash are refused and not announced.
         let liar = try RawRoomClient(port: server.port)
         let fakeID = String(repeating: "ab", count: 32)
-        liar.send(.transfer(TransferRequest(room: "r", name: "up", token: token, kind: .upload, id: fakeID, size: 1000, fileName: "x")))
-        #expect(liar.read(type: "transfer_ready") != nil)
-        liar.send(bytes: [UInt8](repeating: 7, count: 1000))
-        #expect(liar.read(type: "error")?["code"] == "hash-mismatch")
+        await liar.send(.transfer(TransferRequest(room: "r", name: "up", token: token, kind: .upload, id: fakeID, size: 1000, fileName: "x")))
+        #expect(await liar.read(type: "transfer_ready") != nil)
+        await liar.send(bytes: [UInt8](repeating: 7, count: 1000))
+        #expect(await liar.read(type: "error")?["code"] == "hash-mismatch")
 
         // Hostile openings: a token that is not this participant's, and bytes before the go-ahead.
         let stranger = try RawRoomClient(port: server.port)
-        stranger.send(.transfer(TransferRequest(
+        await stranger.send(.transfer(TransferRequest(
             room: "r", name: "up", token: String(repeating: "0", count: 32) + "." + String(repeating: "0", count: 64),
             kind: .download, id: id)))
-        #expect(stranger.read(type: "error")?["code"] == "auth-failed")
+        #expect(await stranger.read(type: "error")?["code"] == "auth-failed")
         let eager = try RawRoomClient(port: server.port)
-        eager.send(bytes: request(.download).encoded() + [1, 2, 3])
-        #expect(eager.read(type: "error")?["code"] == "protocol-violation")
-        #expect(eager.isClosed(timeout: 5))
+        await eager.send(bytes: request(.download).encoded() + [1, 2, 3])
+        #expect(await eager.read(type: "error")?["code"] == "protocol-violation")
+        #expect(await eager.isClosed(timeout: 5))
         // The room lives on.
-        member.send(.timeRequest(id: 1, t1: 0))
-        #expect(member.read(type: "time_reply") != nil)
+        await member.send(.timeRequest(id: 1, t1: 0))
+        #expect(await member.read(type: "time_reply") != nil)
     }
 
     @Test("a daemon's fetch resumes from the partial file a broken transfer left; a corrupt one is caught by the hash")
-    func daemonResumes() throws {
+    func daemonResumes() async throws {
         let directory = Self.scratch()
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let file = directory + "/movie-extra.bin"
-        try Self.randomFile(file, megabytes: 24)
-        let expected = try Self.sha256(file)
+        try await Self.randomFile(file, megabytes: 24)
+        let expected = try await Self.sha256(file)
 
-        let room = try DaemonRoom(names: ["alice", "bob"], media: try TestMedia.audioVideo(), room: "cut")
-        defer { room.stop() }
-        #expect(try runCowatch(["attach", file, "--socket", room.daemons[0].controlPath]).status == 0)
+        let room = try await DaemonRoom(names: ["alice", "bob"], media: try await TestMedia.file(.audioVideo), room: "cut")
+        defer { room.stopInBackground() }
+        #expect(try await runCowatch(["attach", file, "--socket", room.daemons[0].controlPath]).status == 0)
         // A partial download left by an earlier attempt (as a dropped link leaves it, in the
         // daemon's private partial directory): the fetch asks only for the rest, and the result
         // is checked whole.
@@ -220,55 +220,55 @@ struct JournalRoomTests {
         let target = directory + "/got.bin"
         let head = try Data(contentsOf: URL(fileURLWithPath: file)).prefix(10_000_000)
         try head.write(to: URL(fileURLWithPath: partials + "/" + PartialDownloads.fileName(id: expected, target: target)))
-        let fetched = try room.clients[1].request(.fetch(id: expected, path: target), timeout: 60)
+        let fetched = try await room.clients[1].request(.fetch(id: expected, path: target), timeout: 60)
         #expect(fetched["resumed_from"]?.numberValue == 10_000_000)
-        #expect(try Self.sha256(target) == expected)
-        let progress = try room.listeners[1].waitForEvent(named: "attachment-progress", timeout: 5) { $0.fields["state"] == "done" }
+        #expect(try await Self.sha256(target) == expected)
+        let progress = try await room.listeners[1].waitForEvent(named: "attachment-progress", timeout: 5) { $0.fields["state"] == "done" }
         #expect(progress?.fields["resumed_from"]?.numberValue == 10_000_000)
 
         // A corrupt partial file is caught by the hash and discarded, never renamed into place.
         let corrupt = directory + "/bad.bin"
         try Data(repeating: 0, count: 5_000_000).write(
             to: URL(fileURLWithPath: partials + "/" + PartialDownloads.fileName(id: expected, target: corrupt)))
-        let failure = room.failure(1, .fetch(id: expected, path: corrupt), timeout: 60)
+        let failure = await room.failure(1, .fetch(id: expected, path: corrupt), timeout: 60)
         #expect(failure?.code.rawValue == "hash-mismatch")
         #expect(!FileManager.default.fileExists(atPath: corrupt))
     }
 
     @Test("a fetch whose link drops midway resumes by itself from what arrived, and arrives whole")
-    func linkDropsMidway() throws {
+    func linkDropsMidway() async throws {
         let directory = Self.scratch()
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let file = directory + "/long.bin"
-        try Self.randomFile(file, megabytes: 24)
-        let expected = try Self.sha256(file)
+        try await Self.randomFile(file, megabytes: 24)
+        let expected = try await Self.sha256(file)
 
-        let room = try DaemonRoom(
-            names: ["alice", "bob"], media: try TestMedia.audioVideo(), room: "drop",
+        let room = try await DaemonRoom(
+            names: ["alice", "bob"], media: try await TestMedia.file(.audioVideo), room: "drop",
             links: [(up: LinkImpairment(), down: LinkImpairment())])
-        defer { room.stop() }
-        #expect(try runCowatch(["attach", file, "--socket", room.daemons[0].controlPath]).status == 0)
+        defer { room.stopInBackground() }
+        #expect(try await runCowatch(["attach", file, "--socket", room.daemons[0].controlPath]).status == 0)
         // bob's transfer connection is cut after 8 MB; his room connection stays up.
         room.links[1].cutOnce(afterDownstreamBytes: 8_000_000)
         let target = directory + "/got.bin"
-        let fetched = try room.clients[1].request(.fetch(id: expected, path: target), timeout: 60)
+        let fetched = try await room.clients[1].request(.fetch(id: expected, path: target), timeout: 60)
         let resumedFrom = fetched["resumed_from"]?.numberValue ?? 0
         #expect(resumedFrom > 1_000_000 && resumedFrom < 9_000_000, "resumed from \(resumedFrom)")
-        #expect(try Self.sha256(target) == expected)
-        #expect(try room.roomStatus(1)["session"] == "joined")
+        #expect(try await Self.sha256(target) == expected)
+        #expect(try await room.roomStatus(1)["session"] == "joined")
     }
 
     // MARK: Helpers
 
-    func subtitleTracks(_ client: ControlClient) throws -> [JSONValue] {
-        (try client.request(.getProperty("track-list")).arrayValue ?? []).filter { $0["type"] == "sub" }
+    func subtitleTracks(_ client: ControlClient) async throws -> [JSONValue] {
+        (try await client.request(.getProperty("track-list")).arrayValue ?? []).filter { $0["type"] == "sub" }
     }
 
-    func waitForSubtitleTrack(_ client: ControlClient, title: String, timeout: Double) throws -> JSONValue? {
+    func waitForSubtitleTrack(_ client: ControlClient, title: String, timeout: Double) async throws -> JSONValue? {
         let deadline = monotonicNow() + timeout
         while monotonicNow() < deadline {
-            if let track = try subtitleTracks(client).first(where: { $0["title"]?.stringValue == title }) { return track }
-            sleepSeconds(0.2)
+            if let track = try await subtitleTracks(client).first(where: { $0["title"]?.stringValue == title }) { return track }
+            await pause(0.2)
         }
         return nil
     }

@@ -6,62 +6,62 @@ import Foundation
 import Testing
 
 /// The chat and the messenger with real daemons, a real server and the CLI.
-@Suite("Chat and messenger in a room of real daemons")
+@Suite("Chat and messenger in a room of real daemons", .realProcesses)
 struct MessengerRoomTests {
     @Test("cowatch chat reaches everyone; a late joiner gets the history; --no-chat refuses clearly and nothing else breaks")
-    func chat() throws {
-        let room = try DaemonRoom(names: ["alice", "bob"], media: try TestMedia.audioVideo(), room: "talk")
-        defer { room.stop() }
-        let said = try runCowatch(["chat", "popcorn", "anyone?", "--socket", room.daemons[0].controlPath])
+    func chat() async throws {
+        let room = try await DaemonRoom(names: ["alice", "bob"], media: try await TestMedia.file(.audioVideo), room: "talk")
+        defer { room.stopInBackground() }
+        let said = try await runCowatch(["chat", "popcorn", "anyone?", "--socket", room.daemons[0].controlPath])
         #expect(said.status == 0, "\(said.stderr)")
-        let heard = try room.listeners[1].waitForEvent(named: "chat", timeout: 5)
+        let heard = try await room.listeners[1].waitForEvent(named: "chat", timeout: 5)
         #expect(heard?.fields["participant"] == "alice")
         #expect(heard?.fields["text"] == "popcorn anyone?")
 
         // A late joiner has the history (events are not replayed to a client that connects after
         // the join, so read it with get_chat, as `cowatch chat` does).
-        let carol = try room.add("carol")
-        let recent = try runCowatch(["chat", "--socket", room.daemons[carol].controlPath])
+        let carol = try await room.add("carol")
+        let recent = try await runCowatch(["chat", "--socket", room.daemons[carol].controlPath])
         #expect(recent.stdout == "<alice> popcorn anyone?\n", "\(recent.stdout) \(recent.stderr)")
-        let history = try room.clients[carol].request(.getChat).arrayValue?.first
+        let history = try await room.clients[carol].request(.getChat).arrayValue?.first
         #expect(history?.objectValue?["history"] == true)
-        let printed = try runCowatch(["events", "--duration", "0.5", "--socket", room.daemons[1].controlPath])
+        let printed = try await runCowatch(["events", "--duration", "0.5", "--socket", room.daemons[1].controlPath])
         #expect(printed.status == 0)
 
-        let quiet = try DaemonRoom(
+        let quiet = try await DaemonRoom(
             names: ["dave", "erin"], media: room.media, room: "quiet", venue: .server(arguments: ["--no-chat"]))
-        defer { quiet.stop() }
-        let refused = try runCowatch(["chat", "hello?", "--socket", quiet.daemons[0].controlPath])
+        defer { quiet.stopInBackground() }
+        let refused = try await runCowatch(["chat", "hello?", "--socket", quiet.daemons[0].controlPath])
         #expect(refused.status != 0)
         #expect(refused.stderr.contains("--no-chat"), "\(refused.stderr)")
         // Messages still go.
-        let sent = try runCowatch(["send", "note", #"{"ok":true}"#, "--socket", quiet.daemons[0].controlPath])
+        let sent = try await runCowatch(["send", "note", #"{"ok":true}"#, "--socket", quiet.daemons[0].controlPath])
         #expect(sent.stdout.contains("delivered to erin"), "\(sent.stdout) \(sent.stderr)")
-        #expect(try quiet.roomStatus(1)["session"] == "joined")
+        #expect(try await quiet.roomStatus(1)["session"] == "joined")
     }
 
     @Test("in the player window, c opens mpv's console for a chat line and Alt+o shows the room line")
-    func windowKeys() throws {
-        let room = try DaemonRoom(names: ["alice", "bob"], media: try TestMedia.audioVideo(), room: "keys")
-        defer { room.stop() }
-        let mpv = try room.daemons[0].playerProbe()
+    func windowKeys() async throws {
+        let room = try await DaemonRoom(names: ["alice", "bob"], media: try await TestMedia.file(.audioVideo), room: "keys")
+        defer { room.stopInBackground() }
+        let mpv = try await room.daemons[0].playerProbe()
         // Keys as a person presses them: c, the words, Enter (mpv's console runs the typed command).
-        _ = try mpv.request([.string("keypress"), .string("c")])
-        sleepSeconds(0.3)
-        for key in ["h", "i", "SPACE", "a", "l", "l", "ENTER"] { _ = try mpv.request([.string("keypress"), .string(key)]) }
-        let heard = try room.listeners[1].waitForEvent(named: "chat", timeout: 5)
+        _ = try await mpv.request([.string("keypress"), .string("c")])
+        await pause(0.3)
+        for key in ["h", "i", "SPACE", "a", "l", "l", "ENTER"] { _ = try await mpv.request([.string("keypress"), .string(key)]) }
+        let heard = try await room.listeners[1].waitForEvent(named: "chat", timeout: 5)
         #expect(heard?.fields["participant"] == "alice")
         #expect(heard?.fields["text"] == "hi all")
         // The room line: the same text `cowatch osd` prints.
-        _ = try mpv.request([.string("keypress"), .string("Alt+o")])
-        let printed = try runCowatch(["osd", "--socket", room.daemons[0].controlPath])
+        _ = try await mpv.request([.string("keypress"), .string("Alt+o")])
+        let printed = try await runCowatch(["osd", "--socket", room.daemons[0].controlPath])
         #expect(printed.stdout.contains("keys · 2 here: alice"), "\(printed.stdout) \(printed.stderr)")
     }
 
     @Test("reliable messages arrive once and in order across a server restart")
-    func acrossReconnect() throws {
-        let room = try DaemonRoom(names: ["alice", "bob"], media: try TestMedia.audioVideo(), room: "relay")
-        defer { room.stop() }
+    func acrossReconnect() async throws {
+        let room = try await DaemonRoom(names: ["alice", "bob"], media: try await TestMedia.file(.audioVideo), room: "relay")
+        defer { room.stopInBackground() }
         let socket = try RawControlSocket(path: room.daemons[0].controlPath)
         let count = 150
         var lines: [UInt8] = []
@@ -70,11 +70,11 @@ struct MessengerRoomTests {
         }
         var offset = 0
         while offset < lines.count {
-            _ = socket.wait(writable: true, timeout: 1)
+            _ = await socket.wait(writable: true, timeout: 1)
             offset += try socket.trySend(lines[offset...])
         }
-        sleepSeconds(1)
-        try room.restartServer(downFor: 1)
+        await pause(1)
+        try await room.restartServer(downFor: 1)
 
         // Every reply: accepted (success, or still queued at timeout) or refused while out of the room.
         var replies: [Int: String] = [:]
@@ -82,7 +82,7 @@ struct MessengerRoomTests {
         var buffer: [UInt8] = []
         let deadline = monotonicNow() + 60
         while replies.count < count, monotonicNow() < deadline {
-            _ = socket.wait(writable: false, timeout: 1)
+            _ = await socket.wait(writable: false, timeout: 1)
             buffer += try socket.tryReceive()
             while let newline = buffer.firstIndex(of: 10) {
                 let line = Array(buffer[..<newline])
@@ -101,7 +101,7 @@ struct MessengerRoomTests {
         var received: [Int] = []
         let until = monotonicNow() + 30
         while received.count < accepted.count, monotonicNow() < until {
-            guard let event = try room.listeners[1].nextEvent(timeout: max(0.1, until - monotonicNow())) else { continue }
+            guard let event = try await room.listeners[1].nextEvent(timeout: max(0.1, until - monotonicNow())) else { continue }
             if event.name == "message", let n = event.fields["payload"]?["n"]?.numberValue { received.append(Int(n)) }
         }
         let missing = Set(accepted).subtracting(received).sorted()

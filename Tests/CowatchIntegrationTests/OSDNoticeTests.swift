@@ -7,14 +7,14 @@ import Testing
 
 /// Notices on a real mpv's OSD, read from the player's own command trace (mpv's terminal output,
 /// at trace level: `show-text` is only logged there): what the daemon asked mpv to show, and when.
-@Suite("Notices on a real player's OSD", .serialized)
+@Suite("Notices on a real player's OSD", .serialized, .realProcesses)
 struct OSDNoticeTests {
     /// A hosted room of two; alice's player traces every command it runs to `log`.
-    private func room(_ name: String) throws -> (DaemonRoom, log: String) {
-        let viewers = try DaemonRoom(media: try TestMedia.audioVideo(), room: name, venue: .hostedByFirst)
-        try viewers.add("alice", arguments: ["--osd", "--mpv", "terminal=yes", "--mpv", "msg-level=all=no,cplayer=trace"])
-        try viewers.add("bob")
-        try viewers.waitJoined(0, participants: 2)
+    private func room(_ name: String) async throws -> (DaemonRoom, log: String) {
+        let viewers = try await DaemonRoom(media: try await TestMedia.file(.audioVideo), room: name, venue: .hostedByFirst)
+        try await viewers.add("alice", arguments: ["--osd", "--mpv", "terminal=yes", "--mpv", "msg-level=all=no,cplayer=trace"])
+        try await viewers.add("bob")
+        try await viewers.waitJoined(0, participants: 2)
         return (viewers, viewers.daemons[0].stdoutPath)
     }
 
@@ -30,24 +30,24 @@ struct OSDNoticeTests {
     }
 
     @Test("the person who pauses sees their own notice: shown, then drawn again once their player has paused")
-    func pauserSeesOwnNotice() throws {
-        let (viewers, log) = try room("osd-pause")
-        defer { viewers.stop() }
+    func pauserSeesOwnNotice() async throws {
+        let (viewers, log) = try await room("osd-pause")
+        defer { viewers.stopInBackground() }
         // By command.
-        try viewers.clients[0].request(.play)
-        _ = try viewers.clients[0].waitForStatus(timeout: 5) { !$0.paused }
-        try viewers.clients[0].request(.pause)
-        _ = try viewers.clients[0].waitForStatus(timeout: 5) { $0.paused }
-        sleepSeconds(1)
+        try await viewers.clients[0].request(.play)
+        _ = try await viewers.clients[0].waitForStatus(timeout: 5) { !$0.paused }
+        try await viewers.clients[0].request(.pause)
+        _ = try await viewers.clients[0].waitForStatus(timeout: 5) { $0.paused }
+        await pause(1)
         // By key, in the player itself.
-        try viewers.clients[0].request(.play)
-        _ = try viewers.clients[0].waitForStatus(timeout: 5) { !$0.paused }
-        let mpv = try viewers.daemons[0].playerProbe()
-        _ = try mpv.request([.string("keypress"), .string("SPACE")])
-        _ = try viewers.clients[0].waitForStatus(timeout: 5) { $0.paused }
-        sleepSeconds(1)
+        try await viewers.clients[0].request(.play)
+        _ = try await viewers.clients[0].waitForStatus(timeout: 5) { !$0.paused }
+        let mpv = try await viewers.daemons[0].playerProbe()
+        _ = try await mpv.request([.string("keypress"), .string("SPACE")])
+        _ = try await viewers.clients[0].waitForStatus(timeout: 5) { $0.paused }
+        await pause(1)
         // mpv's terminal output reaches the file when the player ends.
-        #expect(viewers.daemons[0].terminate() == 0)
+        #expect(await viewers.daemons[0].terminate() == 0)
         let notices = shown(log).filter { $0.contains("alice paused at") }
         // Each pause: the notice, then the same lines once more (ending in a space, since mpv
         // ignores a text equal to the one shown) while paused.
@@ -56,13 +56,13 @@ struct OSDNoticeTests {
     }
 
     @Test("text from others is shown as sent: a $ once, ${…} not expanded")
-    func dollarsShownOnce() throws {
-        let (viewers, log) = try room("osd-dollar")
-        defer { viewers.stop() }
+    func dollarsShownOnce() async throws {
+        let (viewers, log) = try await room("osd-dollar")
+        defer { viewers.stopInBackground() }
         let line = "Ca$h ${pause} $$ $>"
-        try viewers.clients[1].request(.chat(line))
-        _ = try viewers.listeners[0].waitForEvent(named: "chat", timeout: 5)
-        #expect(viewers.daemons[0].terminate() == 0)
+        try await viewers.clients[1].request(.chat(line))
+        _ = try await viewers.listeners[0].waitForEvent(named: "chat", timeout: 5)
+        #expect(await viewers.daemons[0].terminate() == 0)
         let texts = shown(log)
         let chat = texts.first { $0.contains("<bob>") }
         // Sent unescaped: mpv expands ${…} only in commands given as strings, not in a list.

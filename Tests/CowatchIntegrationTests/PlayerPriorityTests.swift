@@ -7,7 +7,7 @@ import Testing
 
 /// `cowatchd --player-nice` and `--player-realtime`: mpv's threads get the priority, the daemon's
 /// own keep theirs.
-@Suite("cowatchd --player-nice and --player-realtime", .serialized)
+@Suite("cowatchd --player-nice and --player-realtime", .serialized, .realProcesses)
 struct PlayerPriorityTests {
     /// Every thread of `pid`: name and nice value (/proc/PID/task/TID/stat, field 19).
     static func niceValues(pid: Int32) -> [(name: String, nice: Int)] {
@@ -22,12 +22,12 @@ struct PlayerPriorityTests {
         }
     }
 
-    func check(nice: Int) throws {
-        let daemon = try DaemonProcess(name: "nice", media: try TestMedia.videoOnly(), extraArguments: ["--player-nice=\(nice)"])
-        defer { daemon.terminate() }
+    func check(nice: Int) async throws {
+        let daemon = try await DaemonProcess(name: "nice", media: try await TestMedia.file(.videoOnly), extraArguments: ["--player-nice=\(nice)"])
+        defer { daemon.terminateInBackground() }
         // Playing, so the video output and decoders run.
-        try daemon.client().request(.play)
-        sleepSeconds(0.5)
+        try await daemon.client().request(.play)
+        await pause(0.5)
         let threads = Self.niceValues(pid: daemon.process.processIdentifier)
         let mpv = threads.filter { $0.name.hasPrefix("mpv/") }
         #expect(mpv.contains { $0.name == "mpv/vo" }, "\(threads)")
@@ -39,32 +39,32 @@ struct PlayerPriorityTests {
     }
 
     @Test("a lower priority than the daemon's is set on every mpv thread")
-    func lower() throws { try check(nice: 4) }
+    func lower() async throws { try await check(nice: 4) }
 
     @Test("a higher priority, where permitted (root, as CI runs), is set on every mpv thread", .enabled(if: geteuid() == 0, "needs root"))
-    func higher() throws {
-        try check(nice: -6)
+    func higher() async throws {
+        try await check(nice: -6)
     }
 
     @Test("refused by the system: the daemon says why and does not start (status 1: not a configuration error)")
-    func refused() throws {
+    func refused() async throws {
         // Without CAP_SYS_NICE (taken away from root too: setpriv drops it from the bounding
         // set), a value below the current one is refused.
-        let daemon = try DaemonProcess(
-            name: "nice", media: try TestMedia.videoOnly(), extraArguments: ["--player-nice=-10"], waitUntilReady: false,
+        let daemon = try await DaemonProcess(
+            name: "nice", media: try await TestMedia.file(.videoOnly), extraArguments: ["--player-nice=-10"], waitUntilReady: false,
             launcher: ["/usr/bin/setpriv", "--bounding-set", "-sys_nice"])
-        #expect(daemon.waitForExit(timeout: 20) == 1)
+        #expect(await daemon.waitForExit(timeout: 20) == 1)
         #expect(daemon.stderr.contains("player-nice -10 is not permitted"), "\(daemon.stderr)")
     }
 
     @Test(
         "--player-realtime: the output threads run under SCHED_FIFO at that priority, nothing else does (root, as CI runs)",
         .enabled(if: geteuid() == 0, "needs root"))
-    func realtime() throws {
-        let daemon = try DaemonProcess(name: "rt", media: try TestMedia.audioVideo(), extraArguments: ["--player-realtime", "6"])
-        defer { daemon.terminate() }
-        try daemon.client().request(.play)
-        sleepSeconds(0.5)
+    func realtime() async throws {
+        let daemon = try await DaemonProcess(name: "rt", media: try await TestMedia.file(.audioVideo), extraArguments: ["--player-realtime", "6"])
+        defer { daemon.terminateInBackground() }
+        try await daemon.client().request(.play)
+        await pause(0.5)
         let pid = daemon.process.processIdentifier
         let tasks = try FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task")
         var fifo: [String] = []
@@ -84,11 +84,11 @@ struct PlayerPriorityTests {
     }
 
     @Test("--player-realtime refused by the system: the daemon says why and does not start")
-    func realtimeRefused() throws {
-        let daemon = try DaemonProcess(
-            name: "rt", media: try TestMedia.videoOnly(), extraArguments: ["--player-realtime", "6"], waitUntilReady: false,
+    func realtimeRefused() async throws {
+        let daemon = try await DaemonProcess(
+            name: "rt", media: try await TestMedia.file(.videoOnly), extraArguments: ["--player-realtime", "6"], waitUntilReady: false,
             launcher: ["/usr/bin/setpriv", "--bounding-set", "-sys_nice"])
-        #expect(daemon.waitForExit(timeout: 20) == 1)
+        #expect(await daemon.waitForExit(timeout: 20) == 1)
         #expect(daemon.stderr.contains("player-realtime 6 is not permitted"), "\(daemon.stderr)")
     }
 }

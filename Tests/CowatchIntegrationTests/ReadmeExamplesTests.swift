@@ -14,7 +14,7 @@ import Testing
 /// `alice.example` (loopback), the film and files (generated), the invite (the host's real one),
 /// `https://media.example/…` (a local HTTP server), an attachment id (the real one). `op$` lines
 /// are the standalone server's alternative and are not run.
-@Suite("The README's examples", .serialized)
+@Suite("The README's examples", .serialized, .realProcesses)
 struct ReadmeExamplesTests {
     /// One example line: who types it and its words (quotes and comments as a shell reads them).
     struct Line: CustomStringConvertible {
@@ -88,7 +88,7 @@ struct ReadmeExamplesTests {
     }
 
     @Test("the example lines are found (the parser reads the README as a person does)")
-    func parses() throws {
+    func parses() async throws {
         let lines = Self.exampleLines(try String(contentsOfFile: Self.readmePath, encoding: .utf8))
         #expect(lines.contains { $0.person == "alice" && $0.words.first == "cowatchd" && $0.words.contains("--host") })
         #expect(lines.contains { $0.person == "bob" && $0.words == ["cowatch", "pause"] })
@@ -96,19 +96,19 @@ struct ReadmeExamplesTests {
     }
 
     @Test("every person$ line of the README runs as written and succeeds")
-    func evening() throws {
+    func evening() async throws {
         let lines = Self.exampleLines(try String(contentsOfFile: Self.readmePath, encoding: .utf8))
-        let evening = try Evening()
-        defer { evening.stop() }
+        let evening = try await Evening()
+        defer { evening.stopInBackground() }
         var block = -1
         for line in lines where line.person != "op" {
             // Each block is a scene of the same evening: one that ended it (`end`) is followed
             // by everyone joining again, as friends would for the next film.
             if line.block != block {
                 block = line.block
-                try evening.rejoinAll()
+                try await evening.rejoinAll()
             }
-            try evening.run(line)
+            try await evening.run(line)
         }
         #expect(evening.ran > 10, "only \(evening.ran) lines ran")
     }
@@ -125,10 +125,10 @@ private final class Evening {
     var attachmentID: String?
     var ran = 0
 
-    init() throws {
+    init() async throws {
         directory = try makeTemporaryDirectory("cowatch-readme")
-        media = try TestMedia.audioVideo()
-        http = try SlowMediaServer(file: try TestMedia.videoOnly())
+        media = try await TestMedia.file(.audioVideo)
+        http = try SlowMediaServer(file: try await TestMedia.file(.videoOnly))
         try "1\n00:00:01,000 --> 00:00:03,000\nHello\n".write(toFile: directory + "/night.en.srt", atomically: true, encoding: .utf8)
         try Data(repeating: 7, count: 4096).write(to: URL(fileURLWithPath: directory + "/extras.zip"))
         try FileManager.default.createDirectory(atPath: directory + "/Downloads", withIntermediateDirectories: true)
@@ -165,13 +165,13 @@ private final class Evening {
         return word
     }
 
-    func run(_ line: ReadmeExamplesTests.Line) throws {
+    func run(_ line: ReadmeExamplesTests.Line) async throws {
         let words = line.words.map(substituted)
         switch words.first {
         case "cowatchd":
-            try startDaemon(line.person, Array(words.dropFirst()))
+            try await startDaemon(line.person, Array(words.dropFirst()))
         case "cowatch":
-            if daemons[line.person] == nil { try startFriend(line.person) }
+            if daemons[line.person] == nil { try await startFriend(line.person) }
             var arguments = Array(words.dropFirst())
             // No terminal to ask on, no Ctrl-C to stop a stream: what a script would add.
             if arguments.first == "end" { arguments.append("--yes") }
@@ -181,7 +181,7 @@ private final class Evening {
                 arguments[1] = String(attachmentID.prefix(4))
             }
             arguments += ["--socket", socket(line.person)]
-            let done = try BinaryRunnerShim.run("cowatch", arguments, environment: environment(line.person), directory: directory)
+            let done = try await BinaryRunnerShim.run("cowatch", arguments, environment: environment(line.person), directory: directory)
             #expect(done.status == 0, "\(line) → status \(done.status)\n\(done.stdout)\(done.stderr)")
             if arguments.first == "attach", attachmentID == nil, let id = done.stdout.split(separator: " ").dropFirst().first {
                 attachmentID = String(id)
@@ -189,7 +189,7 @@ private final class Evening {
             if arguments.first == "invite", let start = done.stdout.range(of: "cowatch://") {
                 invite = String(done.stdout[start.lowerBound...].prefix { !$0.isWhitespace && $0 != "'" })
             }
-            try check(line)
+            try await check(line)
         default:
             Issue.record("an example the test does not know how to run: \(line)")
         }
@@ -197,15 +197,15 @@ private final class Evening {
     }
 
     /// What the README says happens, where it can be seen from outside.
-    func check(_ line: ReadmeExamplesTests.Line) throws {
+    func check(_ line: ReadmeExamplesTests.Line) async throws {
         if line.words == ["cowatch", "pause"] {
             for (person, _) in daemons {
-                _ = try ControlClient(path: socket(person)).waitForStatus(timeout: 5) { $0.paused }
+                _ = try await ControlClient(path: socket(person)).waitForStatus(timeout: 5) { $0.paused }
             }
         }
     }
 
-    func startDaemon(_ person: String, _ arguments: [String]) throws {
+    func startDaemon(_ person: String, _ arguments: [String]) async throws {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: try Binaries.path("cowatchd"))
         process.arguments = arguments + ["--control", socket(person), "--mpv", "vo=null", "--mpv", "ao=null"]
@@ -220,52 +220,51 @@ private final class Evening {
         process.standardOutput = FileHandle(forWritingAtPath: log)
         try process.run()
         daemons[person] = process
-        let client = try waitForSocket(person, log: log)
-        _ = try client.waitForStatus(timeout: 20) { $0.room?.session == "joined" }
+        let client = try await waitForSocket(person, log: log)
+        _ = try await client.waitForStatus(timeout: 20) { $0.room?.session == "joined" }
         if invite == nil, arguments.contains("--host") {
-            invite = try client.request(.getInvite(host: "127.0.0.1"))["invite"]?.stringValue
+            invite = try await client.request(.getInvite(host: "127.0.0.1"))["invite"]?.stringValue
         }
     }
 
     /// A friend the README has not started yet (carol): joins with the invite.
-    func startFriend(_ person: String) throws {
+    func startFriend(_ person: String) async throws {
         guard let invite else { throw TestFailure("\(person) needs an invite, and the host has given none yet") }
-        try startDaemon(person, ["--join", invite, "--media", media, "--name", person])
+        try await startDaemon(person, ["--join", invite, "--media", media, "--name", person])
     }
 
     /// Everyone back in the room (after an `end`): the host first, as it owns the room.
-    func rejoinAll() throws {
+    func rejoinAll() async throws {
         for (person, _) in daemons.sorted(by: { $0.key < $1.key }) {
             let client = try ControlClient(path: socket(person))
-            if try client.status().room?.session != "joined" {
-                _ = try? client.request(.join)
-                _ = try client.waitForStatus(timeout: 20) { $0.room?.session == "joined" }
+            if try await client.status().room?.session != "joined" {
+                _ = try? await client.request(.join)
+                _ = try await client.waitForStatus(timeout: 20) { $0.room?.session == "joined" }
             }
         }
     }
 
-    func waitForSocket(_ person: String, log: String) throws -> ControlClient {
+    func waitForSocket(_ person: String, log: String) async throws -> ControlClient {
         let deadline = monotonicNow() + 20
         while monotonicNow() < deadline {
             if ControlClient.isListening(path: socket(person)) { return try ControlClient(path: socket(person)) }
             if daemons[person]?.isRunning == false { break }
-            usleep(20_000)
+            await pause(0.02)
         }
         throw TestFailure("\(person)'s cowatchd did not start: \((try? String(contentsOfFile: log, encoding: .utf8)) ?? "")")
     }
 
-    func stop() {
-        for process in daemons.values where process.isRunning {
-            process.terminate()
-            process.waitUntilExit()
-        }
+    /// For the test's `defer`: every daemon asked to end (the wait for it in the background),
+    /// the HTTP server closed.
+    func stopInBackground() {
+        for process in daemons.values { process.terminateInBackground() }
         http.close()
     }
 }
 
 /// `run(executable:…)` from BinaryRunner, by program name.
 private enum BinaryRunnerShim {
-    static func run(_ name: String, _ arguments: [String], environment: [String: String], directory: String) throws -> Finished {
-        try CowatchIntegrationTests.run(executable: try Binaries.path(name), arguments, environment: environment, directory: directory)
+    static func run(_ name: String, _ arguments: [String], environment: [String: String], directory: String) async throws -> Finished {
+        try await CowatchIntegrationTests.run(executable: try Binaries.path(name), arguments, environment: environment, directory: directory)
     }
 }

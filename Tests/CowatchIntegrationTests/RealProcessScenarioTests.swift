@@ -5,7 +5,7 @@ import Testing
 /// The room scenarios of `RoomScenarios` on real processes: a `cowatch-server` and three
 /// `cowatchd`s with headless libmpv on a generated film, in real time. `InProcessScenarioTests`
 /// runs the same scenarios in process on a manual clock.
-@Suite("Room scenarios on real processes", .serialized)
+@Suite("Room scenarios on real processes", .serialized, .realProcesses)
 struct RealProcessScenarioTests {
     @Test("anyone's pause pauses everyone, on the pauser's frame, and everyone hears who paused")
     func anyonesPause() async throws {
@@ -30,8 +30,13 @@ struct RealProcessScenarioTests {
     /// Runs `scenario` in a new room of alice, bob and carol on the film with audio, and stops
     /// the processes however it ends.
     private static func run(room name: String, _ scenario: (ProcessScenarioRoom) async throws -> Void) async throws {
-        let room = try ProcessScenarioRoom(names: ["alice", "bob", "carol"], media: try TestMedia.audioVideo(), room: name)
-        defer { room.stop() }
-        try await scenario(room)
+        let room = try await ProcessScenarioRoom(names: ["alice", "bob", "carol"], media: try await TestMedia.file(.audioVideo), room: name)
+        do {
+            try await scenario(room)
+        } catch {
+            await room.stop()
+            throw error
+        }
+        await room.stop()
     }
 }

@@ -13,22 +13,14 @@ func writeSecretFile(_ text: String, mode: mode_t = 0o600, in directory: String,
     return path
 }
 
-/// Runs the `cowatch` CLI with stdin not a terminal.
-func runCowatch(_ arguments: [String]) throws -> (status: Int32, stdout: String, stderr: String) {
+/// Runs the `cowatch` CLI with stdin not a terminal, the test's task suspended meanwhile.
+func runCowatch(_ arguments: [String]) async throws -> (status: Int32, stdout: String, stderr: String) {
     let process = Process()
     process.executableURL = URL(fileURLWithPath: try Binaries.path("cowatch"))
     process.arguments = arguments
-    let out = Pipe()
-    let err = Pipe()
-    process.standardOutput = out
-    process.standardError = err
     process.standardInput = FileHandle.nullDevice
-    try process.run()
-    process.waitUntilExit()
-    return (
-        process.terminationStatus, String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self),
-        String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-    )
+    let finished = try await runToEnd(process)
+    return (finished.status, finished.stdout, finished.stderr)
 }
 
 /// The non-empty lines of a daemon's stderr.

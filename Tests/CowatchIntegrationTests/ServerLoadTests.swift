@@ -8,17 +8,17 @@ import Testing
 /// processes that speak the protocol as daemons do: hello, probe burst, a probe and a report a
 /// second, actions in one room in ten). Bounds are generous for a noisy 2-core machine; the
 /// precise figures are `cowatch-bench server`'s.
-@Suite("A room server under load", .serialized)
+@Suite("A room server under load", .serialized, .realProcesses(alone: true))
 struct ServerLoadTests {
     @Test("300 participants in 30 rooms: everyone joins, nothing is lost, every probe and action arrives")
-    func threeHundred() throws {
-        let server = try ServerProcess(extraArguments: ["--no-tls"])
-        defer { server.terminate() }
+    func threeHundred() async throws {
+        let server = try await ServerProcess.start(extraArguments: ["--no-tls"])
+        defer { server.terminateInBackground() }
         var load = ServerLoad(participants: 300)
         load.duration = 6
         load.warmup = 2
         load.connectRate = 300
-        let result = try load.run(port: server.port)
+        let result = try await load.run(port: server.port)
         #expect(result.welcomed == 300)
         #expect(result.refused.isEmpty, "\(result.refused)")
         #expect(result.lost == 0)
@@ -33,14 +33,14 @@ struct ServerLoadTests {
     }
 
     @Test("past its participant cap the server refuses newcomers with server-full and keeps serving the others")
-    func cap() throws {
-        let server = try ServerProcess(extraArguments: ["--no-tls", "--max-connections", "120"])
-        defer { server.terminate() }
+    func cap() async throws {
+        let server = try await ServerProcess.start(extraArguments: ["--no-tls", "--max-connections", "120"])
+        defer { server.terminateInBackground() }
         var load = ServerLoad(participants: 200)
         load.duration = 4
         load.warmup = 2
         load.connectRate = 400
-        let result = try load.run(port: server.port)
+        let result = try await load.run(port: server.port)
         #expect(result.welcomed == 120)
         #expect(result.refused == ["server-full": 80], "\(result.refused)")
         #expect(result.lost == 0)

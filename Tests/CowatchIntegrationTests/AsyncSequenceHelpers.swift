@@ -1,0 +1,14 @@
+/// `map` and `allSatisfy` whose closures may suspend (one element at a time, in order): for
+/// reading every daemon of a room, each read awaited.
+extension Sequence {
+    func asyncMap<T>(_ transform: (Element) async throws -> T) async rethrows -> [T] {
+        var results: [T] = []
+        for element in self { results.append(try await transform(element)) }
+        return results
+    }
+
+    func asyncAllSatisfy(_ predicate: (Element) async throws -> Bool) async rethrows -> Bool {
+        for element in self where try await !predicate(element) { return false }
+        return true
+    }
+}

@@ -7,6 +7,11 @@ import SystemPackage
 /// The values given on the command line; nil means "not given".
 public struct DaemonFlags: Sendable {
     public var media: String?
+    /// Every media given as an argument, in order (`cowatchd a.mkv b.mkv c.mkv`); `media` is the
+    /// first (or `--media`). Two or more seed a new room's playlist. Empty means none.
+    public var mediaList: [String] = []
+    /// `--playlist FILE`: an M3U whose entries seed a new room's playlist.
+    public var playlist: String?
     public var name: String?
     public var control: String?
     public var mpv: [String] = []
@@ -75,7 +80,9 @@ extension DaemonConfiguration {
     /// `on-end`, `ready`, `wait-for-me`, `room-secret-file`, `allow-scheme`, `accept-open`,
     /// `trust-host` (a list; environment `COWATCH_TRUST_HOSTS`, comma-separated), `auto-subtitles`,
     /// `transfer-rate`, `player-nice`, `player-realtime`, `media-dir` (a list; environment
-    /// `COWATCH_MEDIA_DIRS`, colon-separated: see `loadMediaDirectories`), and for
+    /// `COWATCH_MEDIA_DIRS`, colon-separated: see `loadMediaDirectories`), `playlist` /
+    /// `COWATCH_PLAYLIST` (an M3U whose entries, after the media given as arguments when there are
+    /// several, seed a new room's playlist: see `loadPlaylistSeeds`), and for
     /// `--host` `play-when-ready`, `wait-timeout`, `managed`, `map-port` and `map-lease`. mpv options from all three sources
     /// are applied file first, then environment, then flags, so the later one wins inside mpv.
     /// The room secret comes from `--room-secret-file`, `COWATCH_ROOM_SECRET_FILE`,
@@ -138,7 +145,9 @@ extension DaemonConfiguration {
         let flagReader = ConfigReader(provider: InMemoryProvider(name: "flags", values: flagValues))
         let layered = LayeredConfig(sources: [("flag", flagReader), ("environment", env), ("config file \(filePath)", file)])
 
-        guard let media = try layered.string("media"), !media.isEmpty else {
+        let seeds = try loadPlaylistSeeds(flags: flags, environment: environment, layered: layered, configFile: filePath)
+        // Without media of its own, a daemon with a playlist plays its first entry.
+        guard let media = try layered.string("media") ?? seeds.first?.source.text, !media.isEmpty else {
             throw CowatchError(.invalidConfiguration, "no media given: use --media URL (or COWATCH_MEDIA, or \"media\" in the config file)")
         }
         // The room protocol carries it (as the activity's URL): the same rules apply here.
@@ -203,6 +212,7 @@ extension DaemonConfiguration {
             room.openPolicy = try loadOpenPolicy(flags: flags, layered: layered)
             configuration.room = room
         }
+        try adoptPlaylistSeeds(seeds, into: &configuration)
         return configuration
     }
 }
@@ -214,6 +224,7 @@ extension DaemonConfiguration {
         "room", "drift", "title", "type", "fallback-url", "on-end", "ready", "wait-for-me", "play-when-ready",
         "wait-timeout", "room-secret-file", "managed", "unmanaged", "allow-scheme", "accept-open", "trust-host", "tls-cert", "tls-key",
         "auto-subtitles", "transfer-rate", "player-nice", "player-realtime", "map-port", "map-lease", "media-dir",
+        "playlist",
     ]
     static let driftKeys: Set<String> = ["seek-threshold", "correction-time", "max-adjust", "interval"]
 

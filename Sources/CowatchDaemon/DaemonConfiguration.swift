@@ -59,6 +59,15 @@ public struct DaemonConfiguration: Sendable, Equatable {
     /// the daemon runs is a warning, not an error (a disk may be unplugged): it is scanned again
     /// at each refresh.
     public var mediaDirectories: [String] = []
+    /// What this daemon proposes for the room's playlist when it finds it empty (a new room): the
+    /// media given as arguments when there are several (`cowatchd a.mkv b.mkv c.mkv`), then the
+    /// entries of `--playlist FILE.m3u`; files made absolute, each checked readable at start-up.
+    /// Default none. See `RoomSession+PlaylistSeed.swift` for the rule.
+    public var playlistSeeds: [PlaylistSeed] = []
+    /// The index in `playlistSeeds` of the first seed that is `media` itself (the room's first
+    /// media when this daemon makes the room): the entry that becomes the current one. Nil when
+    /// none is (`--media X --playlist FILE` without X in FILE).
+    public var playlistSeedCurrent: Int?
 
     public struct MpvOption: Sendable, Equatable {
         public var name: String
@@ -100,7 +109,8 @@ public struct DaemonConfiguration: Sendable, Equatable {
 
     /// Cowatch's libmpv defaults, applied before the user's options so those can override them.
     ///
-    /// - keep-open: hold at the end of the media instead of unloading it (we report end-of-file).
+    /// - keep-open=always: hold at the end of the media instead of unloading it or moving on to
+    ///   the next entry of mpv's own playlist (we report end-of-file; the room decides what is next).
     /// - idle: keep the player alive when the media fails, so we can report why.
     /// - af=scaletempo2: speed nudges from drift correction keep pitch and do not make the
     ///   audio clock jump (measured: without it each speed change moves audio-pts 10–30 ms).
@@ -112,7 +122,7 @@ public struct DaemonConfiguration: Sendable, Equatable {
     /// - input bindings and OSC: a window behaves like mpv's own.
     public var effectiveMpvOptions: [(String, String)] {
         var options: [(String, String)] = [
-            ("keep-open", "yes"),
+            ("keep-open", "always"),
             ("idle", "yes"),
             ("af", "scaletempo2"),
             ("audio-buffer", "0.05"),

@@ -17,6 +17,8 @@ struct PlaylistFiles: Sendable {
     /// (nil for a URL, which needs none), at `version`.
     var resolved: [PlaylistEntry.ID: String?] = [:]
     var resolvedVersion: Int?
+    /// What mpv's own playlist was last made to list (nil: not made since the last load).
+    var mirrored: PlaylistMirror?
 
     static let maxKnown = 1024
 

@@ -42,6 +42,8 @@ extension RoomSession {
             }
         case WindowBindings.roomMessage:
             _ = showRoomLine()
+        case WindowBindings.playlistMessage:
+            windowPlaylistMessage(arguments)
         default:
             break
         }

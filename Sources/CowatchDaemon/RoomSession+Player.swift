@@ -119,6 +119,7 @@ extension RoomSession {
                 reportMedia()
             case .switched(let url):
                 probeTracks()
+                playerListReplaced()
                 logger.debug("switched media", metadata: ["cowatch.media": "\(url)"])
             case .error(let error):
                 publishError(error)

@@ -70,6 +70,7 @@ extension RoomSession {
         events.publish(.playlist(PlaylistEvent(state: reply, change: change?.text, actor: change?.actor)))
         if let change { showOnScreen(change.text, milliseconds: 4000) }
         if playlistFiles.resolvedVersion != state.version { resolvePlaylist() }
+        seedPlaylistIfDue()
     }
 
     /// Finds this daemon's copy of each entry of the list (off the actor for the index's part),
@@ -108,6 +109,7 @@ extension RoomSession {
         playlistFiles.resolvedVersion = version
         let order = coordinator.playlist?.entries.map(\.id) ?? []
         perform(coordinator.playlistHave(order.filter { resolved[$0] != nil }, version: version))
+        mirrorPlaylist()
         // The room may have switched to an entry before this resolution found our copy of it.
         if case .refused(let activity) = playerSide.media, activity.id == coordinator.activity.id,
             case .have = playlistFile(for: activity)

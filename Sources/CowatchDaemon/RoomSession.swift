@@ -89,6 +89,8 @@ actor RoomSession {
     let mediaIndex: MediaDirectoryIndexer?
     /// Our own copies of the playlist's entries (RoomSession+Playlist.swift).
     var playlistFiles = PlaylistFiles()
+    /// Seeding a new room's playlist with our media (RoomSession+PlaylistSeed.swift).
+    var playlistSeeding = PlaylistSeeding()
 
     /// True when the server has welcomed this session and it has not ended.
     var isJoined: Bool { machine.state == .joined }
@@ -361,6 +363,7 @@ actor RoomSession {
         perform(actions.filter { !isNotice($0) })
         reconcileNow()
         perform(actions.filter(isNotice))
+        if timeline.playing { countDown(toStartOf: timeline.seq) }
         return link?.outcome
     }
 
@@ -552,9 +555,9 @@ actor RoomSession {
 
     /// Shows a sentence on mpv's OSD (unless `--no-osd`) for `milliseconds`, below the notices
     /// still showing (the last few stack rather than replace each other).
-    func showOnScreen(_ text: String, milliseconds: Int = 4000) {
+    func showOnScreen(_ text: String, milliseconds: Int = 4000, replacing key: String? = nil) {
         guard configuration.osd else { return }
-        let shown = osd.push(text, seconds: Double(milliseconds) / 1000, now: clock.now())
+        let shown = osd.push(text, seconds: Double(milliseconds) / 1000, replacing: key, now: clock.now())
         // Shown as sent: nothing in a chat line or a name is expanded (`RoomPlayer.showText`).
         try? player.showText(shown.text, milliseconds: shown.milliseconds)
         // A paused player may have dropped that redraw (see `OSDStack.redraw`): draw once more.

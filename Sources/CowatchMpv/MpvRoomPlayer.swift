@@ -1,3 +1,5 @@
+import CowatchCore
+
 /// The room session's player seam (`RoomPlayer`) over a `MediaPlayer`: each typed call as the
 /// mpv command or property it is. The only place on the room's side that knows these strings.
 ///
@@ -40,6 +42,11 @@ public struct MpvRoomPlayer: RoomPlayer {
     /// never in an argument list, so a chat line or a name is shown as sent.
     public func showText(_ text: String, milliseconds: Int) throws(MpvError) {
         try player.command(["show-text", text, String(milliseconds)])
+    }
+
+    /// `PlaylistMirror.mpvCommands`, in order.
+    public func listPlaylist(_ mirror: PlaylistMirror) throws(MpvError) {
+        for command in mirror.mpvCommands { try player.command(command) }
     }
 
     // MARK: Reads

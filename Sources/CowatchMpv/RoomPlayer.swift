@@ -1,3 +1,4 @@
+import CowatchCore
 /// The player as a room session drives it: the playback commands the session's actions need
 /// and typed reads of the player's state — not mpv's command strings or property names.
 ///
@@ -28,6 +29,10 @@ public protocol RoomPlayer: Sendable {
     /// Shows `text` on the player's OSD for `milliseconds`, exactly as written (nothing in it is
     /// expanded).
     func showText(_ text: String, milliseconds: Int) throws(MpvError)
+    /// Makes the player's own playlist list `mirror`'s items, with the loaded file in its place
+    /// (for reading: the player never moves through it by itself). Errors: the first command the
+    /// player refused (the list is then partly made; listing it again starts afresh).
+    func listPlaylist(_ mirror: PlaylistMirror) throws(MpvError)
 
     // MARK: Reads (each asks the player now; ~10 µs with libmpv)
 

@@ -1,3 +1,4 @@
+import CowatchCore
 import CowatchMpv
 
 /// The simulated player as the room session drives it: typed calls, the same changes and
@@ -12,6 +13,7 @@ extension SimulatedPlayer: RoomPlayer {
     public func fence(_ number: Int) { send(.clientMessage(PlayerFence.arguments(number))) }
     public func load(_ url: String) -> Int64? { startLoad(url) }
     public func showText(_ text: String, milliseconds: Int) { showOSD(text) }
+    public func listPlaylist(_ mirror: PlaylistMirror) { listPlaylist(Optional(mirror)) }
 
     public var paused: Bool? { isPaused }
     public var speed: Double? { state.withLock { $0.speed } }

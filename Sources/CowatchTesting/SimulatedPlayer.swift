@@ -45,6 +45,7 @@ public final class SimulatedPlayer: MediaPlayer {
         var baseAt = 0.0
         var entry: Int64 = 0
         var osd: [String] = []
+        var listed: PlaylistMirror?
         var seeks = 0
         var ended = false
         var eventsSent = 0
@@ -79,6 +80,8 @@ public final class SimulatedPlayer: MediaPlayer {
     public var isPaused: Bool { state.withLock { $0.paused } }
     /// Every text shown on the OSD, in order.
     public var osdTexts: [String] { state.withLock { $0.osd } }
+    /// What the player's own playlist lists (`listPlaylist`), if anything was listed.
+    public var listedPlaylist: PlaylistMirror? { state.withLock { $0.listed } }
     /// Every event this player has sent, for a test waiting until the daemon has taken them in.
     public var eventsSent: Int { state.withLock { $0.eventsSent } }
     /// Seeks the daemon ordered (and the person's, `personSeeks`).
@@ -222,6 +225,11 @@ public final class SimulatedPlayer: MediaPlayer {
         state.withLock { $0.osd.append(text) }
     }
 
+    /// Records what the player's own playlist lists (a load clears it: `startLoad`).
+    func listPlaylist(_ mirror: PlaylistMirror?) {
+        state.withLock { $0.listed = mirror }
+    }
+
     /// A seek as mpv does it: `seek` now, the landing (`playback-restart`) `seekLatency` later.
     func startSeek(to target: Double) {
         state.withLock { $0.seeks += 1 }
@@ -249,6 +257,7 @@ public final class SimulatedPlayer: MediaPlayer {
     func startLoad(_ url: String) -> Int64 {
         let (entry, source) = state.withLock { state -> (Int64, Source?) in
             state.entry += 1
+            state.listed = nil  // as mpv's `loadfile … replace`: the one file is the list
             return (state.entry, state.sources[url])
         }
         let latency = seekLatency

@@ -38,6 +38,11 @@ struct CowatchServer: AsyncParsableCommand {
         "Seconds a participant the group stopped waiting for is not waited for again (default 30).", valueName: "SECONDS"))
     var giveUpCooldown: Double?
 
+    @Option(help: ArgumentHelp(
+        "Seconds a room that emptied keeps its secret, roles, playlist and place for whoever comes back (default 600, at most 604800: a week).",
+        valueName: "SECONDS"))
+    var roomMemory: Double?
+
     @Flag(help: "Managed rooms: only a room's owner and its operators control playback, open media, end it and remove people.")
     var managed = false
     @Flag(name: .customLong("no-chat"), help: "No chat: the server does not offer it (messages and playback are unaffected).")
@@ -147,6 +152,12 @@ struct CowatchServer: AsyncParsableCommand {
             guard let value else { continue }
             guard value.isFinite, value > 0, value <= 3600 else { fail("\(flag) must be a positive number of seconds", code: 2) }
             apply(&configuration, value)
+        }
+        if let roomMemory {
+            guard roomMemory.isFinite, roomMemory > 0, roomMemory <= 604_800 else {
+                fail("--room-memory must be a positive number of seconds, at most 604800", code: 2)
+            }
+            configuration.dormantRoomMemory = roomMemory
         }
         configuration.managed = managed
         configuration.chat = !noChat

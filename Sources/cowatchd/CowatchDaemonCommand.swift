@@ -16,15 +16,23 @@ struct CowatchDaemonCommand: AsyncParsableCommand {
             COWATCH_DRIFT_SEEK_THRESHOLD, COWATCH_DRIFT_CORRECTION_TIME, COWATCH_DRIFT_MAX_ADJUST, COWATCH_DRIFT_INTERVAL, COWATCH_TITLE, COWATCH_TYPE, COWATCH_FALLBACK_URL, \
             COWATCH_ON_END, COWATCH_READY, COWATCH_WAIT_FOR_ME, COWATCH_PLAY_WHEN_READY, COWATCH_WAIT_TIMEOUT, \
             COWATCH_MANAGED, COWATCH_ROOM_SECRET_FILE, COWATCH_ALLOW_SCHEME, COWATCH_ACCEPT_OPEN, \
-            COWATCH_MEDIA_DIRS as colon-separated folders) or from the JSON config file; flags win over \
+            COWATCH_MEDIA_DIRS as colon-separated folders, COWATCH_PLAYLIST) or from the JSON config file; flags win over \
             the environment, which wins over the file. The room secret may also be given as COWATCH_ROOM_SECRET (the secret \
             itself, environment only; never as a flag). See cowatchd(1) and cowatch-protocol(7).
             """,
         version: CowatchVersion.text)
 
     // As with mpv, `cowatchd film.mkv`; `--media` says the same for scripts and config files.
-    @Argument(help: ArgumentHelp("The media to play, as --media.", valueName: "MEDIA"))
-    var positionalMedia: String?
+    // Several (`cowatchd a.mkv b.mkv c.mkv`): the first plays, all seed a new room's playlist.
+    @Argument(help: ArgumentHelp(
+        "The media to play, as --media. With several (as mpv takes them), the first plays and all of them fill the room's playlist when it is empty (a new room).",
+        valueName: "MEDIA"))
+    var positionalMedia: [String] = []
+
+    @Option(name: .long, help: ArgumentHelp(
+        "An M3U playlist (.m3u or .m3u8: a file path or URL a line, relative paths from its folder) whose entries fill the room's playlist when it is empty, after any MEDIA; without media, its first entry plays.",
+        valueName: "FILE"))
+    var playlist: String?
 
     @Option(name: .long, help: ArgumentHelp("The media to play: a file path or any URL mpv opens.", valueName: "URL"))
     var media: String?
@@ -231,8 +239,8 @@ struct CowatchDaemonCommand: AsyncParsableCommand {
     }
 
     mutating func validate() throws {
-        if let positionalMedia, let media, positionalMedia != media {
-            throw ValidationError("give the media once: either \(positionalMedia) or --media \(media)")
+        if let first = positionalMedia.first, let media, first != media {
+            throw ValidationError("give the media once: either \(first) or --media \(media)")
         }
     }
 
@@ -240,7 +248,9 @@ struct CowatchDaemonCommand: AsyncParsableCommand {
         // An invite's secret on our command line is visible to every local user: gone at once.
         SecretArguments.scrub()
         var flags = DaemonFlags()
-        flags.media = media ?? positionalMedia
+        flags.media = media ?? positionalMedia.first
+        flags.mediaList = positionalMedia
+        flags.playlist = playlist
         flags.name = name
         flags.control = control
         flags.mpv = mpv

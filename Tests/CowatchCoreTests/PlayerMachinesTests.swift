@@ -300,6 +300,18 @@ struct OSDStackTests {
         #expect(long.milliseconds == 10_000)
     }
 
+    @Test("a keyed line takes the place of the live one with its key (a countdown's next second); others stay")
+    func keyed() {
+        var stack = OSDStack(capacity: 4, lifetime: 4)
+        _ = stack.push("bob skipped to #3", now: 0)
+        _ = stack.push("Episode 3 in 3 s", seconds: 1.1, replacing: "countdown", now: 0)
+        let next = stack.push("Episode 3 in 2 s", seconds: 1.1, replacing: "countdown", now: 1)
+        #expect(next.text == "bob skipped to #3\nEpisode 3 in 2 s")
+        #expect(stack.live(at: 1) == ["bob skipped to #3", "Episode 3 in 2 s"])
+        _ = stack.push("carol joined", replacing: "other", now: 1.5)
+        #expect(stack.live(at: 1.5).count == 3)
+    }
+
     @Test("a redraw repeats the live lines with a trailing space, for what is left; stale once another line comes")
     func redraw() {
         var stack = OSDStack(capacity: 4, lifetime: 4)

@@ -10,7 +10,7 @@ public struct OSDStack: Sendable {
     public var capacity: Int
     /// Seconds each line stays.
     public var lifetime: Double
-    private var lines: [(text: String, until: Double)] = []
+    private var lines: [(text: String, until: Double, key: String?)] = []
     /// Counts pushes: a redraw planned for one push is stale once another came.
     public private(set) var generation = 0
 
@@ -19,12 +19,15 @@ public struct OSDStack: Sendable {
         self.lifetime = lifetime
     }
 
-    /// Adds a line shown for `seconds` (default `lifetime`); returns what to show and for how
-    /// many milliseconds.
-    public mutating func push(_ text: String, seconds: Double? = nil, now: Double) -> (text: String, milliseconds: Int) {
+    /// Adds a line shown for `seconds` (default `lifetime`); a line pushed with a `key` takes the
+    /// place of the live one with the same key (a countdown's next second). Returns what to show
+    /// and for how many milliseconds.
+    public mutating func push(_ text: String, seconds: Double? = nil, replacing key: String? = nil, now: Double) -> (
+        text: String, milliseconds: Int
+    ) {
         generation += 1
-        lines.removeAll { $0.until <= now }
-        lines.append((text, now + (seconds ?? lifetime)))
+        lines.removeAll { $0.until <= now || (key != nil && $0.key == key) }
+        lines.append((text, now + (seconds ?? lifetime), key))
         if lines.count > capacity { lines.removeFirst(lines.count - capacity) }
         let until = lines.map(\.until).max() ?? now
         return (lines.map(\.text).joined(separator: "\n"), max(1, Int(((until - now) * 1000).rounded())))

@@ -248,6 +248,9 @@ public final class DaemonRoom {
         return try clients[index].request(.getParticipants, timeout: 15).arrayValue?.count == participants
     }
 
+    // Not inlined: swiftc 6.3's optimizer crashed splitting `waitJoined`'s coroutine with this
+    // inlined into it (signal 11 in coro-split, release builds only).
+    @inline(never)
     private func isJoined(_ index: Int, participants: Int?) async throws -> Bool {
         guard try await roomStatus(index)["session"] == "joined" else { return false }
         guard let participants else { return true }

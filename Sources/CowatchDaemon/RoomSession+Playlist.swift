@@ -74,12 +74,15 @@ extension RoomSession {
     }
 
     /// Finds this daemon's copy of each entry of the list (off the actor for the index's part),
-    /// then tells the room which it has.
-    func resolvePlaylist() {
+    /// then tells the room which it has. When an entry was not found and the media folders have
+    /// not been scanned yet (a daemon just started, or joined late), it looks again once the
+    /// first scan is done (`firstScanWait` at most) — nothing else would until the list changed.
+    func resolvePlaylist(again: Bool = true) {
         guard let state = coordinator.playlist else { return }
         let files = playlistFiles
         let index = mediaIndex
         let policy = room.openPolicy
+        let clock = clock
         Task { [weak self] in
             var resolved: [PlaylistEntry.ID: String?] = [:]
             for entry in state.entries {
@@ -99,8 +102,26 @@ extension RoomSession {
                 }
             }
             await self?.playlistResolved(resolved, version: state.version)
+            let lacking = state.entries.contains { resolved[$0.id] == nil }
+            if again, lacking, let index, await index.scansCompleted == 0 {
+                guard await Self.firstScan(of: index, clock: clock) else { return }
+                await self?.resolvePlaylist(again: false)
+            }
         }
     }
+
+    /// Waits (`firstScanWait` at most) until `index` has completed a scan; false when cancelled.
+    private static func firstScan(of index: MediaDirectoryIndexer, clock: any MonotonicClock) async -> Bool {
+        let deadline = clock.now() + firstScanWait
+        while await index.scansCompleted == 0, clock.now() < deadline {
+            do { try await clock.sleep(seconds: 0.25) } catch { return false }
+        }
+        return true
+    }
+
+    /// Seconds a resolution that found an entry missing waits for the media folders' first scan
+    /// before looking again.
+    static let firstScanWait = 120.0
 
     private func playlistResolved(_ resolved: [PlaylistEntry.ID: String?], version: Int) {
         // A newer list asked again; its own resolution answers.
@@ -115,7 +136,24 @@ extension RoomSession {
             case .have = playlistFile(for: activity)
         {
             activityChanged(activity)
+            return
         }
+        // Or, restarted, it plays an entry as its first media (id 0), which this daemon took for
+        // its own `--media` when the welcome came before the list: it loads its copy of the entry.
+        let activity = coordinator.activity
+        if activity.id == 0, coordinator.playlist?.activity == 0, case .have(let path) = playlistFile(for: activity),
+            playerSide.media.hasRoomMedia, !Self.sameFile(path, media.current)
+        {
+            activityChanged(activity)
+        }
+    }
+
+    /// True when both paths name one file (its device and inode), however spelt.
+    static func sameFile(_ a: String, _ b: String) -> Bool {
+        var first = stat()
+        var second = stat()
+        guard stat(a, &first) == 0, stat(b, &second) == 0 else { return a == b }
+        return first.st_dev == second.st_dev && first.st_ino == second.st_ino
     }
 
     /// The room switched to `activity`: when it is a playlist entry that is a file, this

@@ -109,6 +109,27 @@ struct PlayerMachinesTests {
         #expect(!r12)  // expired
     }
 
+    @Test("a new file forgets our seeks, not our speed and pause orders: their reports still come after the switch")
+    func forgetSeeksKeepsSpeed() {
+        var tracker = PlayerEchoTracker()
+        tracker.orderedSpeed(0.9)  // a drift correction, just before the room switched media
+        tracker.orderedPause(true, now: 0)
+        tracker.orderedSeek(to: 20, now: 0)
+        tracker.forgetSeeks()
+        let speedEcho = tracker.speedReported(0.9)
+        let pauseEcho = tracker.pauseReported(true, now: 0.1)
+        let seekEcho = tracker.seekReported(now: 0.1)
+        #expect(speedEcho && pauseEcho && !seekEcho)
+        // And through the player side: a switch, then the correction's late report is no request.
+        var side = PlayerSide(configuration: .init(name: "bob"))
+        _ = side.orderSpeed(0.9, playerSpeed: 1, now: 0)
+        side.forgetSeeks()
+        let echo = side.speedChanged(0.9, joined: true)
+        let persons = side.speedChanged(1.5, joined: true)
+        #expect(echo.isEmpty)
+        #expect(persons == [.request(.speed(1.5))])
+    }
+
     @Test("reset forgets every order")
     func reset() {
         var tracker = PlayerEchoTracker()

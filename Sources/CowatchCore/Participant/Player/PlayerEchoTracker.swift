@@ -121,7 +121,16 @@ public struct PlayerEchoTracker: Sendable {
     /// True while a seek we ordered has not been reported yet.
     public var awaitsSeek: Bool { !seeks.isEmpty }
 
-    /// Forgets every order (a new file, a session that ended): nothing pending may later be
+    /// Forgets the seeks ordered (a new file): a seek belongs to the file it was made in. Pause
+    /// and speed orders stay: mpv keeps both across files, and the report of one ordered just
+    /// before a switch still comes, after it (forgotten, a drift correction's speed reported
+    /// then passed for the person's, and became a group speed change nobody made).
+    public mutating func forgetSeeks() {
+        seeks = []
+        awaitedLanding = nil
+    }
+
+    /// Forgets every order (a session that ended): nothing pending may later be
     /// mistaken for, or hide, a person's change. What was last reported and ordered stays: it
     /// is what the player holds.
     public mutating func reset() {

@@ -156,11 +156,12 @@ public struct PlayerSide: Sendable {
     }
 
     /// Forgets seeks in flight (a new file, or a session that ended): their events must not
-    /// become group actions later.
+    /// become group actions later. Our pause and speed orders are still recognised when mpv
+    /// reports them (`PlayerEchoTracker.forgetSeeks`).
     public mutating func forgetSeeks() {
         heldSeek = nil
         userSeeks.reset()
-        echoes.reset()
+        echoes.forgetSeeks()
         stalls.seekEnded()
     }
 }

@@ -160,6 +160,32 @@ final class PlaylistWatch {
         return zip(viewers, lists).map { "\(room.names[$0]): \($1)" }.joined(separator: " | ")
     }
 
+    /// mpv's own `playlist` (read on each player's mpv IPC socket, past the daemon) mirrors the
+    /// room's list as each of `viewers` has it: its own copy of each entry it has, the URL of a URL
+    /// entry, a name no file has for one it lacks, in the room's order; and, for a viewer playing
+    /// the current entry, mpv's current entry is that one.
+    func mpvMirrorsList(_ viewers: [Int], playingCurrent: Bool) async throws -> String? {
+        var wrong: [String] = []
+        for viewer in viewers {
+            let list = try await playlist(viewer)
+            let expected = list.entries.map { entry in entry.local ?? entry.url ?? "cowatch-lacking://entry/\(entry.id)" }
+            let client = try ControlClient(path: room.daemons[viewer].mpvSocket)
+            defer { client.close() }
+            let items = try await client.request([.string("get_property"), .string("playlist")]).arrayValue ?? []
+            let filenames = items.map { $0["filename"]?.stringValue ?? "?" }
+            let current = items.firstIndex { $0["current"]?.boolValue == true }
+            if playingCurrent {
+                if filenames != expected || current != list.current.map({ $0 - 1 }) {
+                    wrong.append("\(room.names[viewer])'s mpv lists \(filenames) (current \(current.map(String.init) ?? "-")), the room's \(expected) (#\(list.current.map(String.init) ?? "-"))")
+                }
+            } else if Array(filenames.dropFirst()) != expected {
+                // Not playing the list: what the player has, then the list.
+                wrong.append("\(room.names[viewer])'s mpv lists \(filenames), the room's \(expected) after what it plays")
+            }
+        }
+        return wrong.isEmpty ? nil : wrong.joined(separator: "; ")
+    }
+
     func describe(_ status: PlayerStatus) -> String {
         let file = status.media.split(separator: "/").last.map(String.init) ?? status.media
         return "\(status.name) \(status.paused ? "paused" : "playing") \(file) at \(rounded(status.position ?? -1))"

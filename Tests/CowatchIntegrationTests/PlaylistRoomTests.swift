@@ -18,10 +18,7 @@ import Testing
 /// viewer's own path for each entry), `get_status` (what its player plays, where, whether paused)
 /// and the events its listener received since it started (notices, `playlist` events). Bounds
 /// are generous for a loaded 2-core machine: seconds for switches, half a second between players.
-///
-/// ISSUE 23, LAST ITEM ("mpv's playlist property matches the room's at every viewer") is being
-/// built separately and is not tested here: its checks go where the comments marked
-/// `ISSUE 23 (mpv playlist property)` say.
+/// Each player's own mpv playlist is read on its mpv IPC socket, past the daemon.
 @Suite("A shared playlist in a room of real daemons", .serialized, .realProcesses)
 struct PlaylistRoomTests {
     /// How far apart players may be once an entry plays. The room keeps them within tens of
@@ -86,7 +83,9 @@ struct PlaylistRoomTests {
         }
         var starts = [try await startOfAlicesEntry()]
         try await watch.until("the three in step on #1", within: 5) { try await watch.inStep([alice, bob, carol], bound: Self.stepBound) }
-        // ISSUE 23 (mpv playlist property): check it matches the room's list at alice, bob and carol here.
+        try await watch.until("mpv's own playlist mirroring the room's at alice, bob and carol", within: 5) {
+            try await watch.mpvMirrorsList([alice, bob, carol], playingCurrent: true)
+        }
 
         // #2 follows by itself; carol, who lacks it, is left paused on her #1 and the room goes on.
         try await watch.until("alice and bob playing their own #2 while carol stands aside on her #1", within: seconds[0] + Self.switchSlack) {
@@ -108,7 +107,10 @@ struct PlaylistRoomTests {
         }
         let carolList = try await watch.playlist(carol)
         #expect(carolList.current == 2 && carolList.entries.map(\.here) == [true, false, true], "carol's list: \(carolList.shared)")
-        // ISSUE 23 (mpv playlist property): check it at alice and bob here (and what carol's shows while she stands aside).
+        try await watch.until("mpv's own playlist mirroring the room's at alice and bob on #2, carol's after her #1", within: 5) {
+            if let wrong = try await watch.mpvMirrorsList([alice, bob], playingCurrent: true) { return wrong }
+            return try await watch.mpvMirrorsList([carol], playingCurrent: false)
+        }
 
         // dave arrives in the middle of #2 and lands there, on his own copy.
         try await watch.until("#2 to have played 2 s at alice", within: 10) {
@@ -130,7 +132,9 @@ struct PlaylistRoomTests {
         let daveList = try await watch.playlist(dave)
         #expect(daveList.current == 2, "dave's list: \(daveList.shared)")
         #expect(daveList.entries.map(\.local) == (0..<3).map { shelves[dave].paths[$0] })
-        // ISSUE 23 (mpv playlist property): check it at dave here (a late joiner's player).
+        try await watch.until("mpv's own playlist mirroring the room's at dave, who joined late", within: 5) {
+            try await watch.mpvMirrorsList([dave], playingCurrent: true)
+        }
 
         // #3 follows by itself, and carol is back with the group.
         try await watch.until("all four playing their own copies of #3, carol too", within: seconds[1] + Self.switchSlack) {
@@ -140,7 +144,9 @@ struct PlaylistRoomTests {
         try await watch.until("the four in step on #3", within: 5) {
             try await watch.inStep([alice, bob, carol, dave], bound: Self.stepBound)
         }
-        // ISSUE 23 (mpv playlist property): check it at all four here.
+        try await watch.until("mpv's own playlist mirroring the room's at all four on #3", within: 5) {
+            try await watch.mpvMirrorsList([alice, bob, carol, dave], playingCurrent: true)
+        }
 
         // The list ends: everyone holds at the end of #3, told so.
         try await watch.until("every player paused at the end of #3, each told the playlist finished", within: seconds[2] + Self.switchSlack) {
@@ -245,7 +251,6 @@ struct PlaylistRoomTests {
             guard lists.allSatisfy({ $0 == ["ep2.mkv", "ep1.mkv", "Last.mkv"] }) else { return "\(lists)" }
             return try await watch.sameList(everyone)
         }
-        // ISSUE 23 (mpv playlist property): nothing plays yet; if it should mirror the list while paused, check it here.
 
         // Then a burst from both at once, one entry at a time, each refused edit made again.
         async let aliceAdds = Self.addOneByOne([shelves[alice].paths[2]!, shelves[alice].paths[0]!], at: paths[alice])
@@ -304,7 +309,9 @@ struct PlaylistRoomTests {
             try await watch.playingOwnCopy(of: 0, everyone, shelves: shelves)
         }
         try await watch.until("the three in step on #2", within: 5) { try await watch.inStep(everyone, bound: Self.stepBound) }
-        // ISSUE 23 (mpv playlist property): check it at alice, bob and carol here (after the restart).
+        try await watch.until("mpv's own playlist mirroring the kept list at alice, bob and carol after the restart", within: 10) {
+            try await watch.mpvMirrorsList([alice, bob, carol], playingCurrent: true)
+        }
 
         // A newcomer to a room restarted mid-entry. bob goes back to #1 (the 12 s film: time
         // enough), the server restarts again while it plays, and dave joins.

@@ -16,14 +16,12 @@ extension TestMedia {
         try await offPool { try makePlaylistFilms() }
     }
 
-    private static let playlistLock = NSLock()
-
     private static func makePlaylistFilms() throws -> [String] {
         let pictures = ["testsrc2", "smptebars", "rgbtestsrc"]
         let tones = [440, 660, 880]
         return try playlistFilmSeconds.indices.map { index in
             let seconds = Int(playlistFilmSeconds[index])
-            return try makeFilm(
+            return try make(
                 name: "playlist-\(index + 1)-\(seconds)s.mkv",
                 arguments: [
                     "-f", "lavfi", "-i", "\(pictures[index])=size=160x90:rate=25:duration=\(seconds)",
@@ -31,31 +29,5 @@ extension TestMedia {
                     "-c:v", "libx264", "-preset", "ultrafast", "-g", "25", "-c:a", "aac", "-shortest",
                 ])
         }
-    }
-
-    private static func makeFilm(name: String, arguments: [String]) throws -> String {
-        playlistLock.lock()
-        defer { playlistLock.unlock() }
-        let directory = "/tmp/cowatch-test-media"
-        let path = "\(directory)/\(name)"
-        if FileManager.default.fileExists(atPath: path) { return path }
-        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        let partial = path + ".part.\(getpid()).mkv"
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["ffmpeg", "-hide_banner", "-loglevel", "error", "-y"] + arguments + [partial]
-        try process.run()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else {
-            throw TestFailure("ffmpeg failed (\(process.terminationStatus)) making \(name); is ffmpeg installed? `make deps` installs it")
-        }
-        do {
-            try FileManager.default.moveItem(atPath: partial, toPath: path)
-        } catch {
-            // Another test process made it meanwhile: theirs is the same film.
-            try? FileManager.default.removeItem(atPath: partial)
-            guard FileManager.default.fileExists(atPath: path) else { throw error }
-        }
-        return path
     }
 }

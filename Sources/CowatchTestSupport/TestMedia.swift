@@ -47,7 +47,8 @@ public enum TestMedia {
 
     private static let lock = NSLock()
 
-    private static func make(name: String, arguments: [String]) throws -> String {
+    /// Makes `/tmp/cowatch-test-media/NAME` with ffmpeg `arguments` unless it is there; its path.
+    static func make(name: String, arguments: [String]) throws -> String {
         lock.lock()
         defer { lock.unlock() }
         let directory = "/tmp/cowatch-test-media"
@@ -63,7 +64,13 @@ public enum TestMedia {
         guard process.terminationStatus == 0 else {
             throw TestFailure("ffmpeg failed (\(process.terminationStatus)); is ffmpeg installed? `make deps` installs it")
         }
-        try FileManager.default.moveItem(atPath: partial, toPath: path)
+        do {
+            try FileManager.default.moveItem(atPath: partial, toPath: path)
+        } catch {
+            // Another test process made it meanwhile: theirs is the same film.
+            try? FileManager.default.removeItem(atPath: partial)
+            guard FileManager.default.fileExists(atPath: path) else { throw error }
+        }
         return path
     }
 }

@@ -25,12 +25,19 @@ struct ActionLatency: ParsableCommand {
 
     @Option(help: "Viewers in the room.") var viewers = 3
     @Option(help: "Pause/play rounds.") var rounds = 30
+    @Option(help: "Every thread of each viewer under SCHED_FIFO at this priority (1-99; root only), once it plays.")
+    var viewerRealtime: Int32?
 
     func run() throws {
         let room = try BenchRoom(viewers: viewers, media: try TestMedia.audioVideo(), name: "actions")
         defer { room.stop() }
         try room.clients[0].request(.play)
         sleepSeconds(2)
+        if let viewerRealtime {
+            for daemon in room.daemons where ThreadScheduling(pid: daemon.process.processIdentifier).makeRealtime(priority: viewerRealtime) == 0 {
+                log("could not make \(daemon.name) real-time (root only)")
+            }
+        }
         let watchers = try room.daemons.map { try PropertyWatcher(path: $0.mpvSocket, property: "pause", poll: 0.05) }
         let positions = try room.daemons.map { try PropertyWatcher(path: $0.mpvSocket, property: "time-pos", poll: 0.05) }
         let speeds = try room.daemons.map { try PropertyWatcher(path: $0.mpvSocket, property: "speed", poll: 0.05) }
@@ -100,7 +107,7 @@ struct ActionLatency: ParsableCommand {
             Row(name: "seek: spread between players", values: seekSpread, unit: .ms),
             Row(name: "speed: spread between players", values: speedSpread, unit: .ms),
         ]))
-        print("\(viewers) viewers, \(rounds) rounds, loopback; \(ProcessInfo.processInfo.activeProcessorCount) cores")
+        print("\(viewers) viewers, \(rounds) rounds, loopback; \(ProcessInfo.processInfo.activeProcessorCount) cores\(viewerRealtime.map { "; viewers' threads under SCHED_FIFO \($0)" } ?? "")")
     }
 
     /// The first instant after `after` at which each player's flag became `value`; nil when one

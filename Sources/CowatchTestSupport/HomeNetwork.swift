@@ -237,7 +237,7 @@ public final class HomeNetwork {
         process.standardError = output
         let feed = Pipe()
         process.standardInput = input == nil ? FileHandle.nullDevice : feed
-        try process.run()
+        try process.runSerially()
         if let input {
             feed.fileHandleForWriting.write(Data(input.utf8))
             try? feed.fileHandleForWriting.close()

@@ -48,7 +48,7 @@ public final class RawRoomClient {
         process.standardInput = stdin
         process.standardOutput = stdout
         process.standardError = FileHandle.nullDevice
-        try process.run()
+        try process.runSerially()
         self.process = process
         input = stdin.fileHandleForWriting
         output = stdout.fileHandleForReading

@@ -72,7 +72,7 @@ public final class RedisProcess {
         ]
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
-        try process.run()
+        try process.runSerially()
         return (process, port)
     }
 
@@ -130,7 +130,7 @@ public final class RedisProcess {
         let output = Pipe()
         cli.standardOutput = output
         cli.standardError = FileHandle.nullDevice
-        try cli.run()
+        try cli.runSerially()
         let data = output.fileHandleForReading.readDataToEndOfFile()
         cli.waitUntilExit()
         return String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)

@@ -149,7 +149,7 @@ public struct ServerLoad {
             ] + scheduling
             let output = Pipe()
             process.standardOutput = output
-            try process.run()
+            try process.runSerially()
             launched.append((process, output, slice.measuring))
         }
         return Launched(processes: launched, windowStart: windowStart)

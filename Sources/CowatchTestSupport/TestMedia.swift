@@ -59,7 +59,7 @@ public enum TestMedia {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         process.arguments = ["ffmpeg", "-hide_banner", "-loglevel", "error", "-y"] + arguments + [partial]
-        try process.run()
+        try process.runSerially()
         process.waitUntilExit()
         guard process.terminationStatus == 0 else {
             throw TestFailure("ffmpeg failed (\(process.terminationStatus)); is ffmpeg installed? `make deps` installs it")

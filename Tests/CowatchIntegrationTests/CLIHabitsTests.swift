@@ -78,7 +78,7 @@ struct CLIHabitsTests {
         process.environment = ["XDG_CONFIG_HOME": directory, "XDG_STATE_HOME": directory, "HOME": directory, "PATH": "/usr/bin:/bin"]
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
-        try process.run()
+        try process.runSerially()
         defer { process.terminateInBackground() }
         let deadline = monotonicNow() + 20
         while !ControlClient.isListening(path: socket), process.isRunning, monotonicNow() < deadline { await pause(0.02) }

@@ -218,7 +218,7 @@ private final class Evening {
         FileManager.default.createFile(atPath: log, contents: nil)
         process.standardError = FileHandle(forWritingAtPath: log)
         process.standardOutput = FileHandle(forWritingAtPath: log)
-        try process.run()
+        try process.runSerially()
         daemons[person] = process
         let client = try await waitForSocket(person, log: log)
         _ = try await client.waitForStatus(timeout: 20) { $0.room?.session == "joined" }

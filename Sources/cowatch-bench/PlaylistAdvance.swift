@@ -23,12 +23,14 @@ struct PlaylistAdvance: ParsableCommand {
     @Option(help: "Viewers in the room.") var viewers = 3
     @Option(help: "Advances (entries ending) to time; as many jumps are timed beside them.") var advances = 20
     @Option(help: "The playlist's countdown, seconds.") var countdown = 1.0
+    @Option(help: "Seconds of audio the null output buffers, as a sound device would (as `rooms --device-buffer`; 0 keeps mpv's 0.2 s, which misreports every speed nudge four times as much).")
+    var deviceBuffer = 0.05
 
     func run() throws {
         let films = try Self.films()
         let folder = (films[1] as NSString).deletingLastPathComponent
         let room = try BenchRoom(
-            viewers: viewers, media: films[0], name: "playlist", viewerArguments: ["--media-dir", folder])
+            viewers: viewers, media: films[0], name: "playlist", viewerArguments: ["--media-dir", folder] + (deviceBuffer > 0 ? ["--mpv", "ao-null-buffer=\(deviceBuffer)"] : []))
         defer { room.stop() }
         let pauses = try room.daemons.map { try PropertyWatcher(path: $0.mpvSocket, property: "pause", poll: 0.05) }
         defer { pauses.forEach { $0.stop() } }
@@ -79,7 +81,7 @@ struct PlaylistAdvance: ParsableCommand {
             Row(name: "jump: request → playing everywhere", values: jumpGaps, unit: .s),
             Row(name: "jump: skew 0.3–0.8 s after the start", values: jumpSkews, unit: .ms),
         ]))
-        print("\(viewers) viewers, \(advances) advances and jumps, countdown \(countdown) s, loopback; \(ProcessInfo.processInfo.activeProcessorCount) cores")
+        print("\(viewers) viewers, \(advances) advances and jumps, countdown \(countdown) s, null output buffer \(deviceBuffer > 0 ? "\(deviceBuffer) s" : "mpv's 0.2 s"), loopback; \(ProcessInfo.processInfo.activeProcessorCount) cores")
     }
 
     /// The first and third playlist films (6 s each, different identities), made once.

@@ -56,8 +56,8 @@ extension ControlCommand {
         case .showRoom: .reply { room, _ in ShowRoomReply(text: await room.showRoomLine()) }
         case .sendMessage(let message):
             .reply { room, timeout throws(CowatchError) in try await room.sendMessage(message, timeout: max(10, timeout)) }
-        case .attach(let path, let name, let meta):
-            .reply { room, _ throws(CowatchError) in try await room.attach(path: path, name: name, meta: meta) }
+        case .attach(let path, let name, let meta, let entry):
+            .reply { room, _ throws(CowatchError) in try await room.attach(path: path, name: name, meta: meta, entry: entry) }
         case .getAttachments: .reply { room, _ in await room.attachmentsReply() }
         case .detach(let id): .reply { room, timeout throws(CowatchError) in try await room.detach(id, timeout: timeout) }
         case .fetch(let id, let path, let force):

@@ -36,12 +36,38 @@ extension RoomSession {
         if !history {
             showOnScreen("\(attachment.from) shared \(attachment.name) (\(Self.sizeText(attachment.size)))")
         }
-        if attachment.isSubtitles, configuration.autoSubtitles, !journal.subtitlesAdded.contains(attachment.id),
+        // Subtitles for a playlist entry wait for it (`queueEntrySubtitles`).
+        if attachment.subtitlesEntry == nil || attachment.subtitlesEntry == playingEntry { queueSubtitles(attachment) }
+    }
+
+    /// Hands subtitles to `runSubtitleFetches`, once (until the player's media changes).
+    private func queueSubtitles(_ attachment: Attachment) {
+        guard attachment.isSubtitles, configuration.autoSubtitles, !journal.subtitlesAdded.contains(attachment.id),
             attachment.size <= Self.maxSubtitleBytes
-        {
-            journal.subtitlesAdded.insert(attachment.id)
-            subtitleQueue.continuation.yield(attachment)
+        else { return }
+        journal.subtitlesAdded.insert(attachment.id)
+        subtitleQueue.continuation.yield(attachment)
+    }
+
+    /// The playlist entry this player plays now (it has loaded it): nil when the room has no
+    /// list, plays something else, or this player stands aside or is still loading.
+    var playingEntry: PlaylistEntry.ID? {
+        guard playerSide.media.hasRoomMedia else { return nil }
+        return coordinator.playlist?.entry(forActivity: coordinator.activity.id)?.id
+    }
+
+    /// The player took new media (mpv forgot the tracks it added for the last), or the list
+    /// arrived: the subtitles for the entry it plays now are added (from the cache when they
+    /// were fetched before: an entry that plays again costs no transfer).
+    func queueEntrySubtitles(mediaChanged: Bool) {
+        if mediaChanged {
+            for attachment in journal.attachments where attachment.subtitlesEntry != nil {
+                journal.subtitlesAdded.remove(attachment.id)
+                journal.subtitleFiles.removeValue(forKey: attachment.id)
+            }
         }
+        guard let entry = playingEntry else { return }
+        for attachment in journal.attachments where attachment.subtitlesEntry == entry { queueSubtitles(attachment) }
     }
 
     func attachmentRemoved(_ id: String, by: String) {
@@ -115,12 +141,19 @@ extension RoomSession {
     /// has stored and announced it.
     /// Errors: `not-in-room`, `unsupported`, `not-found` (no such file), `too-large`,
     /// `quota-exceeded`, `hash-mismatch` (the file changed while sent), `io-error`, …
-    nonisolated func attach(path: String, name: String?, meta: JSONValue?) async throws(CowatchError) -> AttachmentReply {
+    /// `entry`: subtitles for playlist entry #`entry` (`invalid-argument` when the list has no
+    /// such entry, or the file is not SRT, ASS/SSA or WebVTT by its content).
+    nonisolated func attach(path: String, name: String?, meta: JSONValue?, entry: Int? = nil) async throws(CowatchError) -> AttachmentReply {
         // A regular file only: a FIFO or a device would block or never end.
         guard let type = (try? FileManager.default.attributesOfItem(atPath: path))?[.type] as? FileAttributeType,
             type == .typeRegular
         else {
             throw CowatchError(.notFound, "no file \(path)")
+        }
+        var meta = meta
+        if let entry {
+            meta = Attachment.entrySubtitlesMeta(try await playlistEntryID(entry), adding: meta)
+            try Self.checkSubtitlesContent(path)
         }
         guard let fileName = name ?? AttachmentName.sanitised((path as NSString).lastPathComponent) else {
             throw CowatchError(.invalidArgument, "cannot make a file name of \(path); give one with --name")
@@ -238,16 +271,23 @@ extension RoomSession {
 
     private func forgetSubtitles(_ id: String) { journal.subtitlesAdded.remove(id) }
 
+    /// The id of playlist entry #`number` as the list stands. Errors: `invalid-argument`.
+    private func playlistEntryID(_ number: Int) throws(CowatchError) -> PlaylistEntry.ID {
+        try PlaylistCommand.entry(number, in: coordinator.playlist ?? PlaylistState()).id
+    }
+
+    /// Errors: `invalid-argument` when the file at `path` is not SRT, ASS/SSA or WebVTT by its content.
+    nonisolated static func checkSubtitlesContent(_ path: String) throws(CowatchError) {
+        guard subtitleFormat(ofFileAt: path) != nil else {
+            throw CowatchError(.invalidArgument, "\(path) is not SRT, ASS/SSA or WebVTT subtitles: only subtitles are attached to an entry")
+        }
+    }
+
     /// The fetched file, if it is SRT, ASS/SSA or WebVTT by its content, under its format's
     /// extension (see `SubtitleContent`). Errors: `unsupported` for anything else (an EDL file,
     /// a playlist…), which is removed and never shown to the player.
     nonisolated static func checkedSubtitles(_ fetched: String) throws(CowatchError) -> String {
-        var head: [UInt8] = []
-        if let handle = FileHandle(forReadingAtPath: fetched) {
-            head = [UInt8](handle.readData(ofLength: SubtitleContent.headBytes))
-            try? handle.close()
-        }
-        guard let format = SubtitleContent.format(of: head) else {
+        guard let format = subtitleFormat(ofFileAt: fetched) else {
             try? FileManager.default.removeItem(atPath: fetched)
             throw CowatchError(.unsupported, "not SRT, ASS/SSA or WebVTT subtitles: not given to the player")
         }
@@ -262,6 +302,16 @@ extension RoomSession {
         return target
     }
 
+    /// The subtitle format of the file at `path` by its first bytes; nil for anything else.
+    nonisolated static func subtitleFormat(ofFileAt path: String) -> SubtitleContent.Format? {
+        var head: [UInt8] = []
+        if let handle = FileHandle(forReadingAtPath: path) {
+            head = [UInt8](handle.readData(ofLength: SubtitleContent.headBytes))
+            try? handle.close()
+        }
+        return SubtitleContent.format(of: head)
+    }
+
     private func subtitleDirectory() throws(CowatchError) -> String {
         if let directory = journal.cacheDirectory { return directory }
         var template = Array((NSTemporaryDirectory() + "cowatchd-subtitles-XXXXXX").utf8CString)
@@ -274,7 +324,13 @@ extension RoomSession {
     }
 
     /// `sub-add`: selected, unless the person chose another subtitle track (one not from the room).
+    /// Subtitles for a playlist entry that no longer plays here (the room moved on while they
+    /// were fetched) are not added; the entry's next turn adds them.
     private func addSubtitles(_ path: String, _ attachment: Attachment) throws(CowatchError) {
+        if let entry = attachment.subtitlesEntry, entry != playingEntry {
+            journal.subtitlesAdded.remove(attachment.id)
+            return
+        }
         let current = subtitles.selected
         let ours = current.file.map { file in journal.cacheDirectory.map { file.hasPrefix($0) } ?? false } ?? false
         let select = !current.any || ours

@@ -120,6 +120,7 @@ extension RoomSession {
             case .switched(let url):
                 probeTracks()
                 playerListReplaced()
+                queueEntrySubtitles(mediaChanged: true)
                 logger.debug("switched media", metadata: ["cowatch.media": "\(url)"])
             case .error(let error):
                 publishError(error)

@@ -71,6 +71,7 @@ extension RoomSession {
         if let change { showOnScreen(change.text, milliseconds: 4000) }
         if playlistFiles.resolvedVersion != state.version { resolvePlaylist() }
         seedPlaylistIfDue()
+        queueEntrySubtitles(mediaChanged: false)
     }
 
     /// Finds this daemon's copy of each entry of the list (off the actor for the index's part),

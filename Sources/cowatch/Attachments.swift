@@ -33,6 +33,10 @@ struct Attach: ParsableCommand {
     var sharedName: String?
     @Option(help: ArgumentHelp("Metadata, a JSON object, e.g. '{\"kind\":\"subtitles\"}'.", valueName: "JSON"))
     var meta: String?
+    @Option(help: ArgumentHelp(
+        "Subtitles for playlist entry #N: each player adds them when that entry plays (its number in `cowatch playlist` now).",
+        valueName: "N"))
+    var entry: Int?
 
     func run() throws {
         var metaValue: JSONValue = .null
@@ -44,7 +48,7 @@ struct Attach: ParsableCommand {
         }
         let command = try ControlCommand(arguments: [
             "attach", .string(absolute(file)), sharedName.map(JSONValue.string) ?? .null, metaValue,
-        ])
+        ] + (entry.map { [.number(Double($0))] } ?? []))
         let data = try connection.send(command, timeout: transferTimeout)
         if connection.json {
             printJSON(data)

@@ -247,6 +247,22 @@ struct RoomJournalTests: SequencerTesting {
         #expect(Attachment(id: Self.idA, name: "subs", size: 1, from: "a", meta: ["kind": "subtitles"]).isSubtitles)
         #expect(!Attachment(id: Self.idA, name: "x.srt", size: 1, from: "a", meta: ["kind": "notes"]).isSubtitles)
     }
+
+    @Test("subtitles for a playlist entry name it by id; anything else names none")
+    func entrySubtitles() {
+        let meta = Attachment.entrySubtitlesMeta(7, adding: ["lang": "en", "kind": "notes"])
+        #expect(meta == ["lang": "en", "kind": "entry-subtitles", "entry": 7])
+        let attachment = Attachment(id: Self.idA, name: "e3", size: 1, from: "a", meta: meta)
+        #expect(attachment.isSubtitles && attachment.subtitlesEntry == 7)
+        #expect(Attachment(id: Self.idA, name: "x.srt", size: 1, from: "a").subtitlesEntry == nil)
+        #expect(Attachment(id: Self.idA, name: "x.srt", size: 1, from: "a", meta: ["kind": "subtitles", "entry": 7]).subtitlesEntry == nil)
+        // A peer's hostile entry is no entry at all.
+        for hostile: JSONValue in [0, -3, 2.5, 1e300, "7", .null, [7], .bool(true)] {
+            let odd = Attachment(id: Self.idA, name: "x.srt", size: 1, from: "a", meta: ["kind": "entry-subtitles", "entry": hostile])
+            #expect(odd.subtitlesEntry == nil, "\(hostile.jsonString)")
+            #expect(odd.isSubtitles)
+        }
+    }
 }
 
 @Suite("Transfer pacing")

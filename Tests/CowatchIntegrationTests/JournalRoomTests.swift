@@ -77,18 +77,18 @@ struct JournalRoomTests {
         #expect(attached.status == 0, "\(attached.stderr)")
         let carol = try await room.add("carol")
         for index in [0, 1, carol] {
-            let track = try await waitForSubtitleTrack(room.clients[index], title: "night.en.srt", timeout: 15)
+            let track = try await room.clients[index].subtitleTrack(titled: "night.en.srt", within: 15)
             #expect(track?["selected"] == true, "\(room.names[index]): \(String(describing: track))")
         }
-        #expect(try await subtitleTracks(room.clients[opted]).isEmpty)
+        #expect(try await room.clients[opted].subtitleTracks().isEmpty)
 
         // Detached for everyone: the track leaves every player.
         let id = try await room.clients[0].request(.getAttachments).arrayValue?.first?["id"]?.stringValue ?? ""
         _ = try await room.clients[1].request(.detach(id))
         for index in [0, 1, carol] {
             let deadline = monotonicNow() + 10
-            while monotonicNow() < deadline, try await !subtitleTracks(room.clients[index]).isEmpty { await pause(0.1) }
-            #expect(try await subtitleTracks(room.clients[index]).isEmpty, "\(room.names[index])")
+            while monotonicNow() < deadline, try await !room.clients[index].subtitleTracks().isEmpty { await pause(0.1) }
+            #expect(try await room.clients[index].subtitleTracks().isEmpty, "\(room.names[index])")
         }
     }
 
@@ -256,20 +256,5 @@ struct JournalRoomTests {
         #expect(resumedFrom > 1_000_000 && resumedFrom < 9_000_000, "resumed from \(resumedFrom)")
         #expect(try await Self.sha256(target) == expected)
         #expect(try await room.roomStatus(1)["session"] == "joined")
-    }
-
-    // MARK: Helpers
-
-    func subtitleTracks(_ client: ControlClient) async throws -> [JSONValue] {
-        (try await client.request(.getProperty("track-list")).arrayValue ?? []).filter { $0["type"] == "sub" }
-    }
-
-    func waitForSubtitleTrack(_ client: ControlClient, title: String, timeout: Double) async throws -> JSONValue? {
-        let deadline = monotonicNow() + timeout
-        while monotonicNow() < deadline {
-            if let track = try await subtitleTracks(client).first(where: { $0["title"]?.stringValue == title }) { return track }
-            await pause(0.2)
-        }
-        return nil
     }
 }

@@ -49,8 +49,10 @@ public enum ControlCommand: Sendable, Hashable {
     /// (1.4) The room line: who is here, who is not ready, whom the group waits for; shown on
     /// the OSD too (`cowatch osd`).
     case showRoom
-    /// (1.5) Share the file at `path` (absolute) with the room, as `name`, with `meta`.
-    case attach(path: String, name: String?, meta: JSONValue?)
+    /// (1.5) Share the file at `path` (absolute) with the room, as `name`, with `meta`; (1.7)
+    /// `entry`: subtitles for playlist entry #`entry` (its number in the list now), added to each
+    /// player when that entry plays.
+    case attach(path: String, name: String?, meta: JSONValue?, entry: Int? = nil)
     /// (1.5) The room's attachments.
     case getAttachments
     /// (1.5) Remove an attachment for everyone (`id`: its SHA-256, or an unambiguous prefix).
@@ -159,8 +161,9 @@ public enum ControlCommand: Sendable, Hashable {
         case .setRole(let participant, _), .kick(let participant): [.string(name), .string(participant)]
         case .getInvite(let host?): [.string(name), .string(host)]
         case .chat(let text): [.string(name), .string(text)]
-        case .attach(let path, let fileName, let meta):
+        case .attach(let path, let fileName, let meta, let entry):
             [.string(name), .string(path), fileName.map(JSONValue.string) ?? .null, meta ?? .null]
+                + (entry.map { [.number(Double($0))] } ?? [])
         case .detach(let id): [.string(name), .string(id)]
         case .fetch(let id, let path, let force): [.string(name), .string(id), .string(path)] + (force ? [.bool(true)] : [])
         case .sendMessage(let message):
@@ -220,7 +223,7 @@ public enum ControlCommand: Sendable, Hashable {
             .playlistCountdown, .playlistPick:
             self = try Self.playlist(kind, args)
         case .attach:
-            try expectCount(1...3)
+            try expectCount(1...4)
             let path = try Self.absolutePath(args[0], what: "attach")
             var fileName: String?
             if args.count > 1, args[1] != .null {
@@ -236,7 +239,16 @@ public enum ControlCommand: Sendable, Hashable {
                 }
                 meta = args[2]
             }
-            self = .attach(path: path, name: fileName, meta: meta)
+            var entry: Int?
+            if args.count > 3, args[3] != .null {
+                guard let number = args[3].numberValue, number >= 1, number <= Double(PlaylistState.maxEntries),
+                    number.rounded() == number
+                else {
+                    throw CowatchError(.invalidArgument, "entry must be a playlist entry's number, 1–\(PlaylistState.maxEntries)")
+                }
+                entry = Int(number)
+            }
+            self = .attach(path: path, name: fileName, meta: meta, entry: entry)
         case .detach:
             try expectCount(1...1)
             self = .detach(try Self.attachmentID(args[0]))

@@ -156,9 +156,10 @@ public struct Attachment: Sendable, Hashable {
     /// Subtitle extensions mpv's `sub-add` reads.
     public static let subtitleExtensions: Set<String> = ["srt", "ass", "ssa", "vtt"]
 
-    /// Subtitles: `meta.kind` says so, or the name ends in .srt, .ass, .ssa or .vtt.
+    /// Subtitles: `meta.kind` says so (`subtitles`, or `entry-subtitles` for one playlist entry:
+    /// see `Attachment+EntrySubtitles.swift`), or the name ends in .srt, .ass, .ssa or .vtt.
     public var isSubtitles: Bool {
-        if let kind = meta?["kind"]?.stringValue { return kind == "subtitles" }
+        if let kind = meta?["kind"]?.stringValue { return kind == "subtitles" || kind == Self.entrySubtitlesKind }
         guard let dot = name.lastIndex(of: ".") else { return false }
         return Self.subtitleExtensions.contains(name[name.index(after: dot)...].lowercased())
     }

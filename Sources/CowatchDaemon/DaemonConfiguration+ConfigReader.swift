@@ -226,7 +226,7 @@ extension DaemonConfiguration {
         "auto-subtitles", "transfer-rate", "player-nice", "player-realtime", "map-port", "map-lease", "media-dir",
         "playlist",
     ]
-    static let driftKeys: Set<String> = ["seek-threshold", "correction-time", "max-adjust", "interval"]
+    static let driftKeys: Set<String> = ["seek-threshold", "correction-time", "start-correction-time", "max-adjust", "interval"]
 
     /// Refuses a config file that is not JSON (saying where), not an object, or holds a key we do
     /// not know: a misspelt key would otherwise be ignored in silence and its default used. The
@@ -347,6 +347,8 @@ extension DaemonConfiguration {
         }
         settings.drift.seekThreshold = try layered.positive("drift.seek-threshold") ?? settings.drift.seekThreshold
         settings.drift.correctionTime = try layered.positive("drift.correction-time") ?? settings.drift.correctionTime
+        settings.drift.startCorrectionTime =
+            try layered.positive("drift.start-correction-time") ?? settings.drift.startCorrectionTime
         settings.drift.maxAdjust = try layered.positive("drift.max-adjust") ?? settings.drift.maxAdjust
         settings.tickInterval = try layered.positive("drift.interval") ?? settings.tickInterval
         settings.playWhenReady = try layered.bool("play-when-ready") ?? settings.playWhenReady

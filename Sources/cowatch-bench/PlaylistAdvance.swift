@@ -25,12 +25,16 @@ struct PlaylistAdvance: ParsableCommand {
     @Option(help: "The playlist's countdown, seconds.") var countdown = 1.0
     @Option(help: "Seconds of audio the null output buffers, as a sound device would (as `rooms --device-buffer`; 0 keeps mpv's 0.2 s, which misreports every speed nudge four times as much).")
     var deviceBuffer = 0.05
+    @Option(help: "A cowatchd config file for every viewer (for tuning, e.g. drift.* keys).") var viewerConfig: String?
+    @Flag(help: "After each start, print each player's offset from the others' mean 0.3 and 0.8 s in, and its daemon's start lateness and unpause lead (ms).")
+    var trace = false
 
     func run() throws {
         let films = try Self.films()
         let folder = (films[1] as NSString).deletingLastPathComponent
         let room = try BenchRoom(
-            viewers: viewers, media: films[0], name: "playlist", viewerArguments: ["--media-dir", folder] + (deviceBuffer > 0 ? ["--mpv", "ao-null-buffer=\(deviceBuffer)"] : []))
+            viewers: viewers, media: films[0], name: "playlist", viewerArguments: ["--media-dir", folder] + (deviceBuffer > 0 ? ["--mpv", "ao-null-buffer=\(deviceBuffer)"] : [])
+                + (viewerConfig.map { ["--config", $0] } ?? []))
         defer { room.stop() }
         let pauses = try room.daemons.map { try PropertyWatcher(path: $0.mpvSocket, property: "pause", poll: 0.05) }
         defer { pauses.forEach { $0.stop() } }
@@ -56,7 +60,7 @@ struct PlaylistAdvance: ParsableCommand {
         for cycle in 0..<advances {
             // A person jumps to the other entry one second in.
             sleepSeconds(0.3)
-            jumpSkews += Self.skews(room)
+            jumpSkews += Self.skews(room, trace: trace ? "jump \(cycle)" : nil)
             current = current % films.count + 1
             let asked = monotonicNow()
             try room.clients[cycle % viewers].request(.playlist(.jump(current)), timeout: 15)
@@ -65,7 +69,7 @@ struct PlaylistAdvance: ParsableCommand {
             guard let playing else { continue }
             // It plays to its end, and the room moves on by itself.
             sleepSeconds(0.3)
-            advanceSkews += Self.skews(room)
+            advanceSkews += Self.skews(room, trace: trace ? "advance \(cycle)" : nil)
             guard let ended = Self.firstPause(pauses, after: playing, within: 30),
                 let next = Self.started(pauses, after: ended, within: 30)
             else {
@@ -141,8 +145,22 @@ struct PlaylistAdvance: ParsableCommand {
         return nil
     }
 
-    /// The players' audio-pts skew, 20 rounds 25 ms apart.
-    static func skews(_ room: BenchRoom) -> [Double] {
-        SkewSampler(clients: room.probes, property: "audio-pts").sample(count: 20, interval: 0.025, rate: 1)
+    /// The players' audio-pts skew, 20 rounds 25 ms apart; with a `trace` label, printed per player.
+    static func skews(_ room: BenchRoom, trace: String? = nil) -> [Double] {
+        let rounds = SkewSampler(clients: room.probes, property: "audio-pts").rounds(count: 20, interval: 0.025, rate: 1)
+        if let trace, let first = rounds.first, let last = rounds.last {
+            let offsets = { (round: SkewSampler.Round) -> String in
+                let mean = round.positions.reduce(0, +) / Double(round.positions.count)
+                return round.positions.map { String(format: "%+.2f", ($0 - mean) * 1000) }.joined(separator: " ")
+            }
+            let daemons = room.clients.map { client -> String in
+                let drift = (try? client.request(.getStatus))?["drift"]
+                let late = drift?["start_late"]?.numberValue.map { String(format: "%.2f", $0 * 1000) } ?? "-"
+                let lead = drift?["unpause_lead"]?.numberValue.map { String(format: "%.2f", $0 * 1000) } ?? "-"
+                return "\(late)/\(lead)"
+            }
+            print("\(trace): 0.3 s [\(offsets(first))] 0.8 s [\(offsets(last))] late/lead [\(daemons.joined(separator: " "))]")
+        }
+        return rounds.map(\.skew)
     }
 }

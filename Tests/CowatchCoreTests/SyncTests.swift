@@ -58,6 +58,20 @@ struct DriftControllerTests {
         #expect(decision6 == .speed(1.1))
     }
 
+    @Test("for a second after a start, errors decay with the start's shorter time constant")
+    func startCorrection() {
+        var controller = DriftController()
+        controller.started(at: 100)
+        // 2 ms behind, 0.1 s in: 0.2 s time constant → 1 % faster (0.4 % with the steady 0.5 s).
+        #expect(controller.update(error: -0.002, expected: 10, rate: 1, now: 100.1) == .speed(1.01))
+        #expect(controller.update(error: -0.002, expected: 10, rate: 1, now: 100.99) == .speed(1.01))
+        // The window has passed: back to the steady constant.
+        #expect(controller.update(error: -0.002, expected: 10, rate: 1, now: 101.0) == .speed(1.004))
+        // A controller never told of a start corrects at the steady pace.
+        var steady = DriftController()
+        #expect(steady.update(error: -0.002, expected: 10, rate: 1, now: 0) == .speed(1.004))
+    }
+
     @Test("errors inside the deadband are left alone")
     func deadband() {
         var controller = DriftController(configuration: .init(deadband: 0.001))

@@ -71,26 +71,37 @@ struct DaemonLogicTests {
 
     @Test("replies to group actions show the state the action left, not the one before it")
     func replyAfterAction() async throws {
-        let server = try await InProcessServer()
+        // On a manual clock: the room's deadlines (keepalives, action timeouts) and the players
+        // run on time this test moves, so a loaded machine only makes the test slower.
+        let clock = ManualClock()
+        let flowing = clock.flow()
+        let server = try await InProcessServer(clock: clock)
         defer { server.stop() }
-        let alice = try await DaemonUnderTest(name: "alice", room: "r", server: server.port)
-        let bob = try await DaemonUnderTest(name: "bob", room: "r", server: server.port)
+        let alice = try await DaemonUnderTest(name: "alice", player: SimulatedPlayer(clock: clock), room: "r", server: server.port)
+        let bob = try await DaemonUnderTest(name: "bob", player: SimulatedPlayer(clock: clock), room: "r", server: server.port)
         try await alice.joined()
         try await bob.joined()
         // The clock estimate needs a few probes before actions are accepted.
-        #expect(await eventually(timeout: 5) { (try? await alice.request(.getStatus).get())?["clock"] != nil })
+        #expect(await eventually(timeout: 10) {
+            let clocks = [(try? await alice.request(.getStatus).get())?["clock"], (try? await bob.request(.getStatus).get())?["clock"]]
+            return clocks.allSatisfy { $0 != nil }
+        })
+        flowing.cancel()
+        await flowing.value
+        let daemons = [alice, bob]
 
-        let played = try await alice.request(.play).get()
+        let played = try await clock.reply(to: .play, from: alice, daemons: daemons)
         #expect(played["paused"] == false)
-        let seeked = try await alice.request(.seek(seconds: 10, mode: .relative)).get()
+        try await clock.pass(0.5, daemons: daemons)
+        let seeked = try await clock.reply(to: .seek(seconds: 10, mode: .relative), from: alice, daemons: daemons)
         let position = seeked["position"]?.numberValue ?? -1
-        #expect(position >= 10 && position < 11.5)
-        let paused = try await bob.request(.pause).get()
+        #expect(position >= 10 && position < 11.5, "\(seeked.jsonString)")
+        let paused = try await clock.reply(to: .pause, from: bob, daemons: daemons)
         #expect(paused["paused"] == true)
         // And the players get there: both paused on the group's frame.
-        #expect(await eventually {
+        #expect(try await clock.pass(until: {
             alice.player.isPaused && bob.player.isPaused && abs(alice.player.position - bob.player.position) < 0.1
-        })
+        }, within: 5, daemons: daemons))
         await alice.stop()
         await bob.stop()
     }
@@ -166,6 +177,20 @@ extension ManualClock {
             try await settle(daemons)
         }
         return await condition()
+    }
+
+    /// `daemon`'s reply to `command`, moving time on (in steps, as `pass`) while it is on its
+    /// way. Throws the reply's error, or `timeout` when 10 s of this clock passed without one.
+    func reply(to command: ControlCommand, from daemon: DaemonUnderTest, daemons: [DaemonUnderTest]) async throws -> JSONValue {
+        let answer = Locked<Result<JSONValue, CowatchError>?>(nil)
+        let asking = Task {
+            let result = await daemon.request(command)
+            answer.withLock { $0 = result }
+        }
+        defer { asking.cancel() }
+        _ = try await pass(until: { answer.withLock { $0 } != nil }, within: 10, daemons: daemons)
+        guard let result = answer.withLock({ $0 }) else { throw CowatchError(.timeout, "no reply to \(command.name) in 10 s of the manual clock") }
+        return try result.get()
     }
 
     private func settle(_ daemons: [DaemonUnderTest]) async throws {

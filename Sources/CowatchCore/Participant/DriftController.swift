@@ -13,6 +13,13 @@ public struct DriftController: Sendable {
         public var seekThreshold: Double
         /// Seconds: the time constant of speed correction. Default 0.5 s.
         public var correctionTime: Double
+        /// Seconds: the time constant for the first `startWindow` after a start (`started`).
+        /// A player's first audio after an unpause (a fresh load, a seek's hold) lands a
+        /// millisecond or more off, at random; steady play has nothing like it, and a short
+        /// constant there would only chase the clock's noise. Default 0.2 s.
+        public var startCorrectionTime: Double
+        /// Seconds after a start during which `startCorrectionTime` applies. Default 1 s.
+        public var startWindow: Double
         /// Largest relative speed change used for correction. Default 0.05 (±5 %).
         public var maxAdjust: Double
         /// Speed corrections are multiples of this. Default 0.001 (0.1 %).
@@ -28,8 +35,11 @@ public struct DriftController: Sendable {
 
         public init(
             seekThreshold: Double = 0.25, correctionTime: Double = 0.5, maxAdjust: Double = 0.05,
-            speedStep: Double = 0.001, seekCooldown: Double = 1.0, seekLead: Double = 0.03, deadband: Double = 0
+            speedStep: Double = 0.001, seekCooldown: Double = 1.0, seekLead: Double = 0.03, deadband: Double = 0,
+            startCorrectionTime: Double = 0.2, startWindow: Double = 1
         ) {
+            self.startCorrectionTime = startCorrectionTime
+            self.startWindow = startWindow
             self.deadband = deadband
             self.seekThreshold = seekThreshold
             self.correctionTime = correctionTime
@@ -56,6 +66,8 @@ public struct DriftController: Sendable {
     public private(set) var nudges = 0
     public private(set) var seeks = 0
     private var lastSpeed: Double?
+    /// When the player last started moving (`started`).
+    private var startedAt = -Double.infinity
 
     public init(configuration: Configuration = .init()) {
         self.configuration = configuration
@@ -83,8 +95,9 @@ public struct DriftController: Sendable {
             awaitingSeekResult = true
             return .seek(expected + rate * lead)
         }
-        // Relative to the rate, so the error decays with `correctionTime` whatever the rate.
-        let wanted = abs(error) <= configuration.deadband ? 0 : -error / (configuration.correctionTime * max(rate, 0.01))
+        // Relative to the rate, so the error decays with the time constant whatever the rate.
+        let constant = now - startedAt < configuration.startWindow ? configuration.startCorrectionTime : configuration.correctionTime
+        let wanted = abs(error) <= configuration.deadband ? 0 : -error / (constant * max(rate, 0.01))
         // Past 20 ms (a late start, a seek landing a frame off) twice the band is allowed, so the
         // error is gone in a few hundred ms instead of a second; tempo changes that short are mild.
         let band = abs(error) > 0.02 ? 2 * configuration.maxAdjust : configuration.maxAdjust
@@ -94,6 +107,12 @@ public struct DriftController: Sendable {
         if speed != lastSpeed && steps != 0 { nudges += 1 }
         lastSpeed = speed
         return .speed(speed)
+    }
+
+    /// The player was told to start moving at `now` (local seconds): for `startWindow`, errors
+    /// decay with `startCorrectionTime`.
+    public mutating func started(at now: Double) {
+        startedAt = now
     }
 
     /// Forget the last speed (after the player's speed was set from elsewhere).

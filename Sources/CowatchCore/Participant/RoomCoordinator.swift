@@ -680,6 +680,7 @@ public struct RoomCoordinator: Sendable {
     /// Unpauses the player, and times how long it takes to start.
     private mutating func unpause(_ sample: PlayerSample, now: Double) -> [Action] {
         unpauseLead.unpaused(at: now, position: sample.position)
+        drift.started(at: now)
         return [.player(.setPaused(false))]
     }
 

@@ -141,6 +141,9 @@ actor RoomSession {
         if !playerSide.hasAudio {
             // Frame instants are noisier than audio-pts: leave errors within that noise alone.
             coordinatorConfiguration.drift.deadband = max(coordinatorConfiguration.drift.deadband, 0.001)
+            // And a start has no random audio offset to remove quickly: a short time constant would
+            // only chase that noise (measured: steady frames 3× further apart after it).
+            coordinatorConfiguration.drift.startCorrectionTime = coordinatorConfiguration.drift.correctionTime
         }
         let hasVideo = player.hasVideo
         let activity = Activity(

@@ -82,7 +82,7 @@ struct DaemonLogicTests {
         try await alice.joined()
         try await bob.joined()
         // The clock estimate needs a few probes before actions are accepted.
-        #expect(await eventually(timeout: 10) {
+        #expect(await eventually {
             let clocks = [(try? await alice.request(.getStatus).get())?["clock"], (try? await bob.request(.getStatus).get())?["clock"]]
             return clocks.allSatisfy { $0 != nil }
         })
@@ -118,7 +118,7 @@ struct DaemonLogicTests {
         let bob = try await DaemonUnderTest(name: "bob", player: SimulatedPlayer(clock: clock), room: "drag", server: server.port)
         try await alice.joined()
         try await bob.joined()
-        #expect(await eventually(timeout: 10) { (try? await bob.request(.getStatus).get())?["clock"] != nil })
+        #expect(await eventually { (try? await bob.request(.getStatus).get())?["clock"] != nil })
         flowing.cancel()
         await flowing.value
         let received = Locked<[ControlEvent]>([])

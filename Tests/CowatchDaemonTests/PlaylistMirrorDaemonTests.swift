@@ -48,7 +48,7 @@ struct PlaylistMirrorDaemonTests {
         #expect(await eventually { alice.player.listedPlaylist?.playing == 1 }, "\(String(describing: alice.player.listedPlaylist))")
         // Everyone has it loaded; the room's countdown (3 s) is counted down on the OSD, one line
         // that replaces itself each second.
-        #expect(await eventually(timeout: 10) { alice.player.osdTexts.contains { $0.contains("two.mkv in 1 s") } }, "\(alice.player.osdTexts)")
+        #expect(await eventually { alice.player.osdTexts.contains { $0.contains("two.mkv in 1 s") } }, "\(alice.player.osdTexts)")
         #expect(alice.player.osdTexts.contains { $0.contains("two.mkv in 2 s") }, "\(alice.player.osdTexts)")
         #expect(!alice.player.osdTexts.contains { $0.contains("in 2 s") && $0.contains("in 1 s") }, "\(alice.player.osdTexts)")
         let listed = try PlaylistReply(json: try await alice.request(.getPlaylist).get())

@@ -16,7 +16,8 @@ public struct DriftController: Sendable {
         /// Seconds: the time constant for the first `startWindow` after a start (`started`).
         /// A player's first audio after an unpause (a fresh load, a seek's hold) lands a
         /// millisecond or more off, at random; steady play has nothing like it, and a short
-        /// constant there would only chase the clock's noise. Default 0.2 s.
+        /// constant there would only chase the clock's noise (the daemon sets it to
+        /// `correctionTime` for media without audio, whose frame clock is noisy). Default 0.2 s.
         public var startCorrectionTime: Double
         /// Seconds after a start during which `startCorrectionTime` applies. Default 1 s.
         public var startWindow: Double

@@ -85,7 +85,7 @@ extension RoomSession {
                     commandFailed(error)
                 }
             case .setSpeed(let speed):
-                do { try player.setSpeed(speed) } catch { commandFailed(error) }
+                setSpeedMeasuringOutput(speed)
             case .fence(let fence):
                 do {
                     // Comes back behind every event before it (see `PlayerSide+Orders.swift`).
@@ -134,6 +134,29 @@ extension RoomSession {
             }
         }
     }
+
+    /// Sets the player's speed; while audio plays, audio-pts read just before and just after
+    /// shows the output's delay (mpv scales the delay by the current speed: a change of Δ steps
+    /// audio-pts by −delay·Δ at once), which the coordinator keeps (`outputDelayMeasured`).
+    private func setSpeedMeasuringOutput(_ speed: Double) {
+        let measure = playerSide.hasAudio && player.paused == false
+        let old = measure ? player.speed : nil
+        let before = measure ? player.audioPosition : nil
+        let start = clock.now()
+        do {
+            try player.setSpeed(speed)
+        } catch {
+            commandFailed(error)
+            return
+        }
+        guard let old, let before, abs(speed - old) >= Self.speedChangeMeasured, let after = player.audioPosition else { return }
+        let step = after - before - (clock.now() - start) * old
+        coordinator.outputDelayMeasured(-step / (speed - old))
+    }
+
+    /// The smallest speed change that measures the output's delay: 0.2 % steps a 50 ms delay by
+    /// 0.1 ms, far above audio-pts' noise.
+    static let speedChangeMeasured = 0.002
 
     private func commandFailed(_ error: any Error) {
         logger.debug("player command failed", metadata: ["cowatch.room.error": "\(error)"])

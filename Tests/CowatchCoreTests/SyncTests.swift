@@ -58,18 +58,31 @@ struct DriftControllerTests {
         #expect(decision6 == .speed(1.1))
     }
 
-    @Test("for a second after a start, errors decay with the start's shorter time constant")
+    @Test("for a second after a start, errors decay with the start's shorter time constant, once the output's delay allows it")
     func startCorrection() {
         var controller = DriftController()
         controller.started(at: 100)
-        // 2 ms behind, 0.1 s in: 0.2 s time constant → 1 % faster (0.4 % with the steady 0.5 s).
+        // The output's delay unknown: the steady 0.5 s constant (2 ms behind → 0.4 % faster).
+        #expect(controller.update(error: -0.002, expected: 10, rate: 1, now: 100.05) == .speed(1.004))
+        // A short delay (a sound device's 30 ms): 0.2 s → 1 % faster, for the first second.
+        controller.outputDelayMeasured(0.03)
         #expect(controller.update(error: -0.002, expected: 10, rate: 1, now: 100.1) == .speed(1.01))
         #expect(controller.update(error: -0.002, expected: 10, rate: 1, now: 100.99) == .speed(1.01))
         // The window has passed: back to the steady constant.
         #expect(controller.update(error: -0.002, expected: 10, rate: 1, now: 101.0) == .speed(1.004))
-        // A controller never told of a start corrects at the steady pace.
-        var steady = DriftController()
-        #expect(steady.update(error: -0.002, expected: 10, rate: 1, now: 0) == .speed(1.004))
+
+        // 80 ms of delay: four times it, 0.32 s (0.625 %, a step of 0.1 %).
+        var buffered = DriftController()
+        buffered.outputDelayMeasured(0.08)
+        buffered.started(at: 0)
+        #expect(buffered.update(error: -0.002, expected: 10, rate: 1, now: 0.1) == .speed(1.006))
+        // mpv's 0.2 s null output: never faster than the steady constant; noise and one odd
+        // measure do not move the median.
+        var slow = DriftController()
+        for delay in [0.2, 0.2, 0.21, -1, .nan, 5, 0.19, 0.01] { slow.outputDelayMeasured(delay) }
+        #expect(slow.outputDelay == 0.2)
+        slow.started(at: 0)
+        #expect(slow.update(error: -0.002, expected: 10, rate: 1, now: 0.1) == .speed(1.004))
     }
 
     @Test("errors inside the deadband are left alone")

@@ -17,7 +17,9 @@ public struct DriftController: Sendable {
         /// A player's first audio after an unpause (a fresh load, a seek's hold) lands a
         /// millisecond or more off, at random; steady play has nothing like it, and a short
         /// constant there would only chase the clock's noise (the daemon sets it to
-        /// `correctionTime` for media without audio, whose frame clock is noisy). Default 0.2 s.
+        /// `correctionTime` for media without audio, whose frame clock is noisy). Used only once
+        /// the output's delay is measured (`outputDelayMeasured`), and never below four times it
+        /// (see `startConstant`). Default 0.2 s.
         public var startCorrectionTime: Double
         /// Seconds after a start during which `startCorrectionTime` applies. Default 1 s.
         public var startWindow: Double
@@ -69,6 +71,25 @@ public struct DriftController: Sendable {
     private var lastSpeed: Double?
     /// When the player last started moving (`started`).
     private var startedAt = -Double.infinity
+    /// The last few measures of the audio output's delay (`outputDelayMeasured`), newest last.
+    private var outputDelays: [Double] = []
+
+    /// The audio output's delay, seconds: the median of the last five measures; nil before any.
+    public var outputDelay: Double? {
+        guard !outputDelays.isEmpty else { return nil }
+        return outputDelays.sorted()[outputDelays.count / 2]
+    }
+
+    /// The time constant in a start's window. mpv reports audio-pts as what it wrote minus the
+    /// output's delay times the *current* speed, so each speed change of Δ shows at once as a
+    /// step of −delay·Δ, against the correction; with a constant near the delay the controller
+    /// chases its own steps (measured: mpv's 0.2 s null output at 0.2 s swung players ±10 %,
+    /// 65 ms apart). Four times the delay keeps the step a quarter of the error it corrects;
+    /// never slower than the steady constant; the steady one while the delay is unknown.
+    var startConstant: Double {
+        guard let delay = outputDelay else { return configuration.correctionTime }
+        return min(configuration.correctionTime, max(configuration.startCorrectionTime, 4 * delay))
+    }
 
     public init(configuration: Configuration = .init()) {
         self.configuration = configuration
@@ -97,7 +118,7 @@ public struct DriftController: Sendable {
             return .seek(expected + rate * lead)
         }
         // Relative to the rate, so the error decays with the time constant whatever the rate.
-        let constant = now - startedAt < configuration.startWindow ? configuration.startCorrectionTime : configuration.correctionTime
+        let constant = now - startedAt < configuration.startWindow ? startConstant : configuration.correctionTime
         let wanted = abs(error) <= configuration.deadband ? 0 : -error / (constant * max(rate, 0.01))
         // Past 20 ms (a late start, a seek landing a frame off) twice the band is allowed, so the
         // error is gone in a few hundred ms instead of a second; tempo changes that short are mild.
@@ -114,6 +135,14 @@ public struct DriftController: Sendable {
     /// decay with `startCorrectionTime`.
     public mutating func started(at now: Double) {
         startedAt = now
+    }
+
+    /// A speed change of the player showed its audio output's delay (`seconds`: the step in
+    /// audio-pts over minus the change). Measures outside 0…2 s are noise, and ignored.
+    public mutating func outputDelayMeasured(_ seconds: Double) {
+        guard seconds.isFinite, seconds >= 0, seconds <= 2 else { return }
+        outputDelays.append(seconds)
+        if outputDelays.count > 5 { outputDelays.removeFirst() }
     }
 
     /// Forget the last speed (after the player's speed was set from elsewhere).

@@ -677,6 +677,12 @@ public struct RoomCoordinator: Sendable {
         return actions
     }
 
+    /// The player's audio output delays what it plays by `seconds` (measured at a speed change by
+    /// the shell): how short a start's correction may be (`DriftController.startConstant`).
+    public mutating func outputDelayMeasured(_ seconds: Double) {
+        drift.outputDelayMeasured(seconds)
+    }
+
     /// Unpauses the player, and times how long it takes to start.
     private mutating func unpause(_ sample: PlayerSample, now: Double) -> [Action] {
         unpauseLead.unpaused(at: now, position: sample.position)

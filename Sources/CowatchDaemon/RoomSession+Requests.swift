@@ -191,7 +191,8 @@ extension RoomSession {
             error: isJoined && playerSide.media.hasRoomMedia ? coordinator.lastError : nil,
             source: playerSide.hasAudio ? "audio-pts" : "frames", nudges: coordinator.drift.nudges, seeks: coordinator.drift.seeks,
             playerSpeed: player.speed, expected: coordinator.expectedPosition(atLocal: now),
-            unpauseLead: coordinator.unpauseLead.lead, startLate: playerSide.startLateness, pause: playerSide.pauseTiming)
+            unpauseLead: coordinator.unpauseLead.lead, startLate: playerSide.startLateness, pause: playerSide.pauseTiming,
+            outputDelay: coordinator.drift.outputDelay)
         return (roomStatus, clockStatus, drift)
     }
 

@@ -157,9 +157,10 @@ struct PlaylistAdvance: ParsableCommand {
                 let drift = (try? client.request(.getStatus))?["drift"]
                 let late = drift?["start_late"]?.numberValue.map { String(format: "%.2f", $0 * 1000) } ?? "-"
                 let lead = drift?["unpause_lead"]?.numberValue.map { String(format: "%.2f", $0 * 1000) } ?? "-"
-                return "\(late)/\(lead)"
+                let delay = drift?["output_delay"]?.numberValue.map { String(format: "%.1f", $0 * 1000) } ?? "-"
+                return "\(late)/\(lead)/\(delay)"
             }
-            print("\(trace): 0.3 s [\(offsets(first))] 0.8 s [\(offsets(last))] late/lead [\(daemons.joined(separator: " "))]")
+            print("\(trace): 0.3 s [\(offsets(first))] 0.8 s [\(offsets(last))] late/lead/output delay [\(daemons.joined(separator: " "))]")
         }
         return rounds.map(\.skew)
     }

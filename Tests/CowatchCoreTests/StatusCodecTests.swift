@@ -28,7 +28,7 @@ struct StatusCodecTests {
     static let clock = ClockStatus(offset: -0.25, rtt: 0.002, uncertainty: 0.001, skew: 0.5, samples: 40)
     static let drift = DriftStatus(
         error: 0.004, source: "audio-pts", nudges: 2, seeks: 1, playerSpeed: 1.01, expected: 61.5, unpauseLead: 0.05,
-        startLate: nil, pause: PauseTiming(arrived: 1204.25, set: 1204.2508))
+        startLate: nil, pause: PauseTiming(arrived: 1204.25, set: 1204.2508), outputDelay: 0.05)
 
     static let statuses: [PlayerStatus] = [
         PlayerStatus(position: 61.5, paused: false, speed: 1, duration: 600, media: "/m.mkv", title: "m", name: "alice", eof: false),
@@ -65,7 +65,7 @@ struct StatusCodecTests {
         #expect(Self.clock.json.jsonString == #"{"offset":-0.25,"rtt":0.002,"samples":40,"skew":0.5,"uncertainty":0.001}"#)
         #expect(
             Self.drift.json.jsonString
-                == #"{"error":0.004,"expected":61.5,"nudges":2,"pause_arrived":1204.25,"pause_set":1204.2508,"player_speed":1.01,"seeks":1,"source":"audio-pts","start_late":null,"unpause_lead":0.05}"#)
+                == #"{"error":0.004,"expected":61.5,"nudges":2,"output_delay":0.05,"pause_arrived":1204.25,"pause_set":1204.2508,"player_speed":1.01,"seeks":1,"source":"audio-pts","start_late":null,"unpause_lead":0.05}"#)
     }
 
     @Test("every status round-trips through get_status's JSON", arguments: statuses)

@@ -71,16 +71,16 @@ struct DriftControllerTests {
         // The window has passed: back to the steady constant.
         #expect(controller.update(error: -0.002, expected: 10, rate: 1, now: 101.0) == .speed(1.004))
 
-        // 80 ms of delay: four times it, 0.32 s (0.625 %, a step of 0.1 %).
+        // 150 ms of delay: twice it, 0.3 s (0.67 %, in steps of 0.1 %).
         var buffered = DriftController()
-        buffered.outputDelayMeasured(0.08)
+        buffered.outputDelayMeasured(0.15)
         buffered.started(at: 0)
-        #expect(buffered.update(error: -0.002, expected: 10, rate: 1, now: 0.1) == .speed(1.006))
-        // mpv's 0.2 s null output: never faster than the steady constant; noise and one odd
-        // measure do not move the median.
+        #expect(buffered.update(error: -0.002, expected: 10, rate: 1, now: 0.1) == .speed(1.007))
+        // A 300 ms delay: never slower than the steady constant; noise and one odd measure do
+        // not move the median.
         var slow = DriftController()
-        for delay in [0.2, 0.2, 0.21, -1, .nan, 5, 0.19, 0.01] { slow.outputDelayMeasured(delay) }
-        #expect(slow.outputDelay == 0.2)
+        for delay in [0.3, 0.3, 0.31, -1, .nan, 5, 0.29, 0.01] { slow.outputDelayMeasured(delay) }
+        #expect(slow.outputDelay == 0.3)
         slow.started(at: 0)
         #expect(slow.update(error: -0.002, expected: 10, rate: 1, now: 0.1) == .speed(1.004))
     }

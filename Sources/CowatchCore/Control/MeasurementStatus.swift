@@ -67,11 +67,15 @@ public struct DriftStatus: Sendable, Hashable {
     /// When the last pause order arrived and when the player's pause was set (`pause_arrived`,
     /// `pause_set`: the daemon's monotonic clock, seconds).
     public var pause: PauseTiming
+    /// The audio output's delay, seconds, as speed changes measured it (`output_delay`); nil
+    /// before any.
+    public var outputDelay: Double?
 
     public init(
         error: Double?, source: String, nudges: Int, seeks: Int, playerSpeed: Double?, expected: Double?,
-        unpauseLead: Double, startLate: Double?, pause: PauseTiming = PauseTiming()
+        unpauseLead: Double, startLate: Double?, pause: PauseTiming = PauseTiming(), outputDelay: Double? = nil
     ) {
+        self.outputDelay = outputDelay
         self.error = error
         self.source = source
         self.nudges = nudges
@@ -88,6 +92,7 @@ public struct DriftStatus: Sendable, Hashable {
             "error": .finite(error), "source": .string(source), "nudges": .count(nudges), "seeks": .count(seeks),
             "player_speed": .finite(playerSpeed), "expected": .finite(expected), "unpause_lead": .number(unpauseLead),
             "start_late": .finite(startLate), "pause_arrived": .finite(pause.arrived), "pause_set": .finite(pause.set),
+            "output_delay": .finite(outputDelay),
         ]
     }
 
@@ -101,6 +106,7 @@ public struct DriftStatus: Sendable, Hashable {
         unpauseLead = try fields.optionalNumber("unpause_lead") ?? 0
         startLate = try fields.optionalNumber("start_late")
         pause = PauseTiming(arrived: try fields.optionalNumber("pause_arrived"), set: try fields.optionalNumber("pause_set"))
+        outputDelay = try fields.optionalNumber("output_delay")
     }
 
     /// Reads a `drift` section. Errors: `malformed-control-message`.

@@ -14,8 +14,9 @@ extension RoomSession {
     /// The room's activity is `activity`: the player side judges it (load its media unless the
     /// player has it, offer it, or refuse it; see `PlayerSide.roomSwitched`). The room's first
     /// media (id 0) is each participant's own copy, from its own `--media`: never replaced, so a
-    /// late joiner never opens the creator's path or URL.
-    func activityChanged(_ activity: Activity) {
+    /// late joiner never opens the creator's path or URL. `playerHas`: what the player really has
+    /// loaded, when it is not what this daemon last loaded (mpv moved through its own list).
+    func activityChanged(_ activity: Activity, playerHas: String? = nil) {
         // The opener's role: from the last participant list, or an op/deop announced since.
         let participants = coordinator.participants.map { participant in
             var updated = participant
@@ -25,11 +26,11 @@ extension RoomSession {
         let now = clock.now()
         switch playlistFile(for: activity) {
         case .have(let path):
-            carryOut(playerSide.roomSwitched(to: activity, ownCopy: path, playerHas: media.current, now: now), now: now)
+            carryOut(playerSide.roomSwitched(to: activity, ownCopy: path, playerHas: playerHas ?? media.current, now: now), now: now)
         case .lack(let name):
             carryOut(playerSide.roomSwitched(to: activity, lacking: name), now: now)
         case .notAFile:
-            carryOut(playerSide.roomSwitched(to: activity, playerHas: media.current, participants: participants, now: now), now: now)
+            carryOut(playerSide.roomSwitched(to: activity, playerHas: playerHas ?? media.current, participants: participants, now: now), now: now)
         }
     }
 

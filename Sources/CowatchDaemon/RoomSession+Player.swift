@@ -190,7 +190,9 @@ extension RoomSession {
         let now = clock.now()
         switch event {
         case .startFile:
+            let ordered = playerSide.media.isLoading
             playerSide.fileStarted()
+            if !ordered { playerMovedThroughItsList() }
         case .log(let level, let prefix, let text):
             playerSide.logged(.init(level: level, prefix: prefix, text: text), now: now)
         case .seek:

@@ -32,6 +32,29 @@ extension RoomSession {
         mirrorPlaylist()
     }
 
+    /// mpv started a file the daemon did not order, from its own list (the OSC's arrows, mpv's
+    /// console `playlist-next`, a click in the OSC's list): the room, not mpv's list, says what
+    /// plays. The player goes back to the room's media at once, and the group is asked for that
+    /// entry, as the window's keys ask it (a refusal is shown on the OSD).
+    func playerMovedThroughItsList() {
+        guard let state = coordinator.playlist, let mirrored = playlistFiles.mirrored, let playing = player.playingFile,
+            mirrored.items.indices.contains(playing.index), mirrored.items[playing.index].filename == playing.path,
+            state.entries.indices.contains(playing.index)
+        else { return }
+        logger.debug("mpv moved through its own list", metadata: ["cowatch.playlist.index": "\(playing.index)"])
+        playlistFiles.mirrored = nil
+        activityChanged(coordinator.activity, playerHas: playing.path)
+        let number = playing.index + 1
+        guard state.entries[playing.index].id != state.current else { return }
+        Task {
+            do throws(CowatchError) {
+                _ = try await playlist(.jump(number), timeout: configuration.seekTimeout)
+            } catch {
+                showRefusal(error)
+            }
+        }
+    }
+
     /// The window's next/previous keys (`WindowBindings.playlistMessage`): the group's next or
     /// previous entry. A refusal (no playlist, not permitted) is shown on the OSD.
     func windowPlaylistMessage(_ arguments: [String]) {

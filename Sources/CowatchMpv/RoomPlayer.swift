@@ -44,6 +44,9 @@ public protocol RoomPlayer: Sendable {
     var audioPosition: Double? { get }
     /// The media's length in seconds.
     var duration: Double? { get }
+    /// The file the player is opening or plays (mpv's `path`), and its place in the player's own
+    /// playlist (`playlist-playing-pos`, from 0); nil when the player cannot say.
+    var playingFile: (path: String, index: Int)? { get }
     /// Whether the media has an audio track playing (false when the player cannot say).
     var hasAudio: Bool { get }
     /// Whether the media has a video track showing (false when the player cannot say).

@@ -2,7 +2,8 @@
 /// OSC's list) shows what the group will play, with this player's file in its place.
 ///
 /// mpv only ever plays what the daemon loads (`keep-open=always`: it never moves on by itself;
-/// its next/previous keys are the group's): the mirror is for reading. Each item carries the
+/// its next/previous keys are the group's, and a move through it by other means — the OSC's
+/// arrows — is taken back and asked of the group): the mirror is for reading. Each item carries the
 /// room's title; an entry this daemon has no copy of is listed by its title under a name no file
 /// has, so nothing local is opened should a person pick it in mpv's own list.
 ///

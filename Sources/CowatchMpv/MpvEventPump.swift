@@ -15,11 +15,41 @@ enum MpvEventPump {
         while true {
             guard let event = mpv_wait_event(handle.raw, -1)?.pointee else { continue }
             if event.event_id == MPV_EVENT_NONE { continue }
+            if event.event_id == MPV_EVENT_END_FILE, let converted = convert(event), case .endFile(_, .some, _) = converted {
+                if yieldWithItsLog(converted, handle: handle, continuation: continuation) { return }
+                continue
+            }
             if let converted = convert(event) {
                 continuation.yield(converted)
             }
             if event.event_id == MPV_EVENT_SHUTDOWN { return }
         }
+    }
+
+    /// A failed load's END_FILE, after the log lines that say why.
+    ///
+    /// mpv hands out queued events before log messages, so the lines a failing video output
+    /// wrote before the load ended can come after its END_FILE, and the failure is then
+    /// explained with mpv's generic "something happened" (seen on a loaded CI machine). What is
+    /// ready now is read without waiting: log lines pass first, other events keep their order
+    /// after the END_FILE. Returns true when a SHUTDOWN was among them.
+    private static func yieldWithItsLog(
+        _ endFile: MpvEvent, handle: MpvHandle, continuation: AsyncStream<MpvEvent>.Continuation
+    ) -> Bool {
+        var after: [MpvEvent] = []
+        var shutdown = false
+        for _ in 0..<256 {
+            guard let event = mpv_wait_event(handle.raw, 0)?.pointee, event.event_id != MPV_EVENT_NONE else { break }
+            guard let converted = convert(event) else { continue }
+            if case .log = converted { continuation.yield(converted) } else { after.append(converted) }
+            if event.event_id == MPV_EVENT_SHUTDOWN {
+                shutdown = true
+                break
+            }
+        }
+        continuation.yield(endFile)
+        for event in after { continuation.yield(event) }
+        return shutdown
     }
 
     static func convert(_ event: mpv_event) -> MpvEvent? {

@@ -232,10 +232,10 @@ public final class HomeNetwork {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         process.arguments = arguments
-        let output = Pipe()
+        let output = Pipe.forChild()
         process.standardOutput = output
         process.standardError = output
-        let feed = Pipe()
+        let feed = Pipe.forChild()
         process.standardInput = input == nil ? FileHandle.nullDevice : feed
         try process.runSerially()
         if let input {

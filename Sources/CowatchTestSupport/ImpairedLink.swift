@@ -124,9 +124,9 @@ public final class ImpairedLink: @unchecked Sendable {
 
     private func acceptLoop() {
         while true {
-            let client = accept(listener, nil, nil)
+            let client = acceptClosedOnExec(listener)
             if client < 0 { return }
-            let server = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+            let server = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
             var address = LoopbackSocket.address(port: upstreamPort)
             let connected = withUnsafePointer(to: &address) {
                 $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(server, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }

@@ -42,7 +42,7 @@ public final class LoopbackBalancer: @unchecked Sendable {
 
     private func acceptLoop() {
         while true {
-            let client = accept(listener, nil, nil)
+            let client = acceptClosedOnExec(listener)
             if client < 0 { return }
             let start = lock.withLock { () -> Int in
                 defer { next += 1 }

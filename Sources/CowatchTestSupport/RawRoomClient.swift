@@ -43,8 +43,8 @@ public final class RawRoomClient {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/openssl")
         process.arguments = ["s_client", "-quiet", "-connect", "127.0.0.1:\(port)"]
-        let stdin = Pipe()
-        let stdout = Pipe()
+        let stdin = Pipe.forChild()
+        let stdout = Pipe.forChild()
         process.standardInput = stdin
         process.standardOutput = stdout
         process.standardError = FileHandle.nullDevice

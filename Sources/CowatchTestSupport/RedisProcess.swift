@@ -127,7 +127,7 @@ public final class RedisProcess {
         let cli = Process()
         cli.executableURL = URL(fileURLWithPath: "/usr/bin/redis-cli")
         cli.arguments = ["-h", "127.0.0.1", "-p", "\(port)"] + words
-        let output = Pipe()
+        let output = Pipe.forChild()
         cli.standardOutput = output
         cli.standardError = FileHandle.nullDevice
         try cli.runSerially()

@@ -147,7 +147,7 @@ public struct ServerLoad {
                 "\(roomSize)", "--connect-rate", "\(connectRate * Double(count) / Double(participants))", "--window-start", "\(windowStart)",
                 "--duration", "\(duration)", "--action-interval", "\(actionInterval)",
             ] + scheduling
-            let output = Pipe()
+            let output = Pipe.forChild()
             process.standardOutput = output
             try process.runSerially()
             launched.append((process, output, slice.measuring))

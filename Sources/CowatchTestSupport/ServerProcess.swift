@@ -56,7 +56,7 @@ public final class ServerProcess {
             process.executableURL = URL(fileURLWithPath: "/bin/sh")
             process.arguments = ["-c", "ulimit -n \(openFiles) && exec \"$0\" \"$@\"", binary] + process.arguments!
         }
-        let output = Pipe()
+        let output = Pipe.forChild()
         self.output = output
         process.standardOutput = output
         process.standardError = FileHandle(forWritingAtPath: logPath)

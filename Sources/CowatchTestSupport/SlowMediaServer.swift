@@ -136,7 +136,7 @@ public final class SlowMediaServer: @unchecked Sendable {
 
     private func acceptLoop() {
         while true {
-            let client = accept(listener, nil, nil)
+            let client = acceptClosedOnExec(listener)
             if client < 0 {
                 let error = errno
                 if lock.withLock({ closed }) || (error != EINTR && error != ECONNABORTED && error != EMFILE && error != ENFILE) {
@@ -145,7 +145,6 @@ public final class SlowMediaServer: @unchecked Sendable {
                 if error == EMFILE || error == ENFILE { usleep(10_000) }
                 continue
             }
-            _ = fcntl(client, F_SETFD, FD_CLOEXEC)
             let keep = lock.withLock { () -> Bool in
                 if closed { return false }
                 connections.insert(client)

@@ -157,12 +157,17 @@ extension Process {
     /// `run()`, one launch at a time in this process: a CI run crashed once inside Foundation's
     /// `Process.run()` (a bad read in its memmove) while other threads were launching processes
     /// too. A launch takes about a millisecond; taking turns costs nothing measurable.
+    ///
+    /// Give the child pipes made by `Pipe.forChild()`, never `Pipe()`: see ChildDescriptors.swift.
     public func runSerially() throws {
         try Self.launching.withLock { try run() }
     }
 
-    private static let launching = NSLock()
+    /// Held while a child is launched, and while a descriptor that must not reach one is made
+    /// (`Pipe.forChild()`, `acceptClosedOnExec`).
+    static let launching = NSLock()
 }
+
 
 /// What a program that ran to its end left: its exit status and both streams.
 public struct ProgramOutput: Sendable, CustomStringConvertible {

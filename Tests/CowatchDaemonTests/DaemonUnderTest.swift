@@ -58,8 +58,10 @@ final class DaemonUnderTest: Sendable {
         }
     }
 
-    /// Waits until the server welcomed this daemon.
-    func joined(timeout: Double = 10) async throws {
+    /// Waits until the server welcomed this daemon. The bound is `eventually`'s: in the first
+    /// seconds of the merged test run, hundreds of tests share the pool's two threads, and a CI
+    /// run once saw a join on loopback pass 10 s.
+    func joined(timeout: Double = 20) async throws {
         let deadline = monotonicNow() + timeout
         while session?.view.withLock({ $0.joined }) != true {
             guard monotonicNow() < deadline else { throw CowatchError(.timeout, "not joined in \(timeout) s") }

@@ -143,7 +143,7 @@ final class AnsweringWebServer: Sendable {
     private let listener: Int32
 
     init() throws {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
@@ -161,7 +161,7 @@ final class AnsweringWebServer: Sendable {
         port = Int(UInt16(bigEndian: address.sin_port))
         Thread.detachNewThread {
             while true {
-                let connection = accept(fd, nil, nil)
+                let connection = acceptClosedOnExec(fd)
                 if connection < 0 { return }
                 var buffer = [UInt8](repeating: 0, count: 4096)
                 _ = recv(connection, &buffer, buffer.count, 0)

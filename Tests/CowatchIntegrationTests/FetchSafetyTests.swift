@@ -1,5 +1,6 @@
 import CowatchClient
 import CowatchCore
+import CowatchObserver
 import CowatchTestSupport
 import Foundation
 import Testing
@@ -22,7 +23,7 @@ struct FetchSafetyTests {
         defer { room.stopInBackground() }
         let attached = try await runCowatch(["attach", shared + "/notes.txt", "--socket", room.daemons[0].controlPath])
         #expect(attached.status == 0, "\(attached)")
-        let id = try #require(try await room.clients[1].request(.getAttachments).arrayValue?.first?["id"]?.stringValue)
+        let id = try await firstAttachmentID(listedBy: room.clients[1])
 
         let refused = try await runCowatch(["fetch", String(id.prefix(8)), "-o", directory, "--socket", room.daemons[1].controlPath])
         #expect(refused.status != 0 && refused.stderr.contains("already exists; cowatch fetch --force replaces it"), "\(refused)")
@@ -56,7 +57,7 @@ struct FetchSafetyTests {
         let room = try await DaemonRoom(names: ["alice", "bob"], media: try await TestMedia.file(.audioVideo), room: "planted")
         defer { room.stopInBackground() }
         #expect(try await runCowatch(["attach", shared + "/movie.srt", "--socket", room.daemons[0].controlPath]).status == 0)
-        let id = try #require(try await room.clients[1].request(.getAttachments).arrayValue?.first?["id"]?.stringValue)
+        let id = try await firstAttachmentID(listedBy: room.clients[1])
 
         // Another local user's link where the partial file used to go, pointing at a file of ours.
         let victim = directory + "/victim.txt"
@@ -95,7 +96,7 @@ struct FetchSafetyTests {
             links: [(up: LinkImpairment(), down: LinkImpairment())])
         defer { room.stopInBackground() }
         #expect(try await runCowatch(["attach", file, "--socket", room.daemons[0].controlPath]).status == 0)
-        let id = try #require(try await room.clients[1].request(.getAttachments).arrayValue?.first?["id"]?.stringValue)
+        let id = try await firstAttachmentID(listedBy: room.clients[1])
         let victim = directory + "/victim.txt"
         try "keep me".write(toFile: victim, atomically: true, encoding: .utf8)
 
@@ -121,3 +122,16 @@ struct FetchSafetyTests {
         #expect((try? FileManager.default.contentsOfDirectory(atPath: partials)) == [])
     }
 }
+
+/// The id of the first attachment `client`'s daemon lists, once it lists one: an attach is
+/// answered when the server holds it, and the other daemons hear of it a moment later.
+func firstAttachmentID(listedBy client: ControlClient, within seconds: Double = 20) async throws -> String {
+    let deadline = monotonicNow() + seconds
+    while true {
+        let listed = try AttachmentsReply(json: try await client.request(.getAttachments))
+        if let first = listed.attachments.first { return first.id }
+        guard monotonicNow() < deadline else { throw TestFailure("no attachment listed in \(seconds) s") }
+        await pause(0.05)
+    }
+}
+

@@ -1,0 +1,376 @@
+/// A Cowatch daemon's side of a Syncplay server's protocol: the whole conversation as a state
+/// machine. Each event method takes the time (local monotonic seconds) and returns the
+/// `Action`s the shell carries out in order; the machine never reads a clock or a socket.
+///
+/// What it does as Syncplay's own client does (`syncplay/protocols.py`, `client.py`):
+/// - STARTTLS first (`.send` → `"true"`: the shell starts TLS, then Hello; `"false"` or a
+///   pre-1.6.3 server's error: plaintext, said loudly, or refused when TLS is required).
+/// - Every server `State` is answered with this viewer's own, echoing the server's stamp.
+/// - ignoringOnTheFly both ways: after a local change (`localChange`) the client sends its
+///   counter and, until the server echoes it, sends no playstate and follows none; a server's
+///   forced state (`{"server": N}`) is followed, counts as nobody's action of ours, and is echoed
+///   once in the next answer.
+///
+/// Where it does better: it estimates the server's clock from the echoed stamps (each `State`
+/// is one exchange: our echoed stamp, the server's stamp, our arrival), so the room's position
+/// is placed on our own clock rather than shifted by half an averaged round trip; and it keeps
+/// one timeline for the room, moved only by a pause, a play, a seek (`doSeek`, or a jump of
+/// more than `seekThreshold`, where Syncplay itself reads a seek), never by the once-a-second
+/// jitter of the server's "slowest member" position. Two daemons that follow the same
+/// server's changes land on the same timeline.
+///
+/// Threading: a value type; one owner.
+public struct SyncplayClient: Sendable {
+    public struct Configuration: Sendable {
+        public var username: String
+        public var room: String
+        /// The MD5 hex of the server password (Syncplay's scheme), or nil.
+        public var passwordHash: String?
+        /// Refuse a server without TLS instead of going on in plaintext.
+        public var requireTLS: Bool
+        /// Ask for STARTTLS at all (false only for tests of plaintext servers).
+        public var askTLS: Bool
+        /// The numeric version we claim (`realversion`): chat and every feature need ≥ 1.5.0.
+        public var realVersion: String
+        /// A server silent this long (seconds) is gone; Syncplay's own bound.
+        public var stateTimeout: Double
+        /// A jump of the room's position (seconds) against its timeline that is a seek.
+        public var seekThreshold: Double
+        /// Syncplay's bound on a chat line (characters); a server may say a smaller one.
+        public var maxChatLength: Int
+
+        public init(
+            username: String, room: String, passwordHash: String? = nil, requireTLS: Bool = false, askTLS: Bool = true,
+            realVersion: String = "1.7.3", stateTimeout: Double = 12.5, seekThreshold: Double = 1, maxChatLength: Int = 150
+        ) {
+            self.username = username
+            self.room = room
+            self.passwordHash = passwordHash
+            self.requireTLS = requireTLS
+            self.askTLS = askTLS
+            self.realVersion = realVersion
+            self.stateTimeout = stateTimeout
+            self.seekThreshold = seekThreshold
+            self.maxChatLength = maxChatLength
+        }
+    }
+
+    public enum Phase: Sendable, Equatable {
+        case idle
+        /// STARTTLS asked, no answer yet.
+        case askedTLS
+        /// Hello sent, the server's not yet seen.
+        case greeted
+        case joined
+        case ended
+    }
+
+    /// This viewer's player as the shell reads it when an answer is due.
+    public struct PlayerReading: Sendable, Equatable {
+        /// nil while a file is still opening: the room's position is reported instead.
+        public var position: Double?
+        public var paused: Bool
+
+        public init(position: Double?, paused: Bool) {
+            self.position = position
+            self.paused = paused
+        }
+    }
+
+    public enum Action: Sendable, Equatable {
+        case send([SyncplayCommand])
+        /// Start TLS on the connection now, before sending anything else.
+        case startTLS
+        /// The server has no TLS and we go on in plaintext: say so, loudly.
+        case plaintext
+        case joined(username: String, room: String, motd: String?)
+        /// The room's timeline changed: make the player follow it.
+        case follow(SyncplayTimeline)
+        case notice(SyncplayNotice)
+        /// The server's whole list of users (answer to `List`).
+        case users([SyncplayListedUser])
+        case chat(from: String, message: String)
+        case playlist(files: [String], by: String?)
+        case playlistIndex(Int, by: String?)
+        /// Drop the connection: the server refused us, said an error, went silent or broke the protocol.
+        case fail(CowatchError)
+    }
+
+    public let configuration: Configuration
+    public private(set) var phase: Phase = .idle
+    /// The name the server gave us (it appends `_` to a taken one).
+    public private(set) var username: String
+    /// The room's timeline on our clock, once the server said where it is.
+    public private(set) var timeline: SyncplayTimeline?
+    /// The server's clock against ours.
+    public private(set) var serverClock = ReferenceClockEstimator()
+    /// The last round trip (seconds), as Syncplay reports its own.
+    public private(set) var roundTrip: Double = 0
+    public private(set) var serverFeatures = SyncplayFeatures()
+
+    private var file: SyncplayFile?
+    private var ready = false
+    private var clientIgnoring = 0
+    private var serverIgnoring = 0
+    private var lastStateAt: Double?
+
+    public init(configuration: Configuration) {
+        self.configuration = configuration
+        username = configuration.username
+    }
+
+    // MARK: Events
+
+    /// The TCP connection is up.
+    public mutating func connected(now: Double) -> [Action] {
+        lastStateAt = now
+        if configuration.askTLS {
+            phase = .askedTLS
+            return [.send([.tls(.send)])]
+        }
+        return plaintext()
+    }
+
+    /// One line from the server, decoded.
+    public mutating func received(_ commands: [SyncplayCommand], player: PlayerReading, now: Double) -> [Action] {
+        var actions: [Action] = []
+        for command in commands where phase != .ended {
+            actions += received(command, player: player, now: now)
+        }
+        return actions
+    }
+
+    /// A line that could not be decoded: Syncplay drops such a peer; we drop the connection too,
+    /// saying why (the shell reconnects).
+    public mutating func receivedBadLine(_ error: CowatchError) -> [Action] {
+        end(CowatchError(error.code, "the Syncplay server sent a line Cowatch cannot read: \(error.message)"))
+    }
+
+    /// This viewer paused, played or sought (`seek`) at `position`: the room hears of it at once.
+    public mutating func localChange(paused: Bool, position: Double, seek: Bool, now: Double) -> [Action] {
+        timeline = SyncplayTimeline(position: position, at: now, paused: paused, setBy: username)
+        guard phase == .joined else { return [] }
+        clientIgnoring += 1
+        let state = SyncplayState(
+            ping: SyncplayState.Ping(clientLatencyCalculation: now, clientRtt: roundTrip),
+            playstate: SyncplayState.Playstate(position: position, paused: paused, doSeek: seek ? true : nil),
+            ignoring: SyncplayState.Ignoring(server: takeServerIgnoring(), client: clientIgnoring))
+        return [.send([.state(state)])]
+    }
+
+    /// The file this viewer plays (base name, duration, size), said now and on every join.
+    public mutating func fileChanged(_ file: SyncplayFile, now: Double) -> [Action] {
+        self.file = file
+        guard phase == .joined else { return [] }
+        return [.send([.set([.file(file)]), .list(nil)])]
+    }
+
+    /// This viewer is ready (or not) to start.
+    public mutating func readinessChanged(_ ready: Bool) -> [Action] {
+        self.ready = ready
+        guard phase == .joined else { return [] }
+        return [.send([.set([.ready(SyncplayReady(isReady: ready, manuallyInitiated: true))])])]
+    }
+
+    /// A chat line from this viewer. Errors (thrown, nothing sent): `invalid-argument` for an
+    /// empty line, one with line breaks or controls, or one longer than the server's bound;
+    /// `not-in-room` before the server welcomed us.
+    public func chat(_ text: String) throws(CowatchError) -> [Action] {
+        guard phase == .joined else { throw CowatchError(.notInRoom, "not in the Syncplay room yet") }
+        let limit = serverFeatures.maxChatMessageLength ?? configuration.maxChatLength
+        guard !text.isEmpty, text.count <= limit, ControlCharacters.isClean(text) else {
+            throw CowatchError(.invalidArgument, "a Syncplay chat line is one line of 1 to \(limit) characters")
+        }
+        return [.send([.chat(SyncplayChat(message: text))])]
+    }
+
+    /// Time passes: a server silent for `stateTimeout` is gone.
+    public mutating func tick(now: Double) -> [Action] {
+        guard phase != .ended, phase != .idle, let last = lastStateAt, now - last > configuration.stateTimeout else { return [] }
+        return end(CowatchError(.timeout, "the Syncplay server said nothing for \(Int(configuration.stateTimeout)) s"))
+    }
+
+    /// The room's position now, on our clock (nil before the server said where it is).
+    public func roomPosition(at now: Double) -> Double? { timeline?.position(at: now) }
+
+    // MARK: Commands
+
+    private mutating func received(_ command: SyncplayCommand, player: PlayerReading, now: Double) -> [Action] {
+        switch command {
+        case .tls(let answer):
+            guard phase == .askedTLS else { return [] }
+            switch answer {
+            case .accepted: return [.startTLS] + hello()
+            case .refused, .send: return plaintext()
+            }
+        case .error(let message):
+            if phase == .askedTLS, message.contains("startTLS") { return plaintext() }
+            return end(CowatchError(phase == .joined ? .protocolViolation : .authFailed, "the Syncplay server said: \(message)"))
+        case .hello(let hello):
+            guard phase == .greeted else { return [] }
+            phase = .joined
+            username = hello.username
+            serverFeatures = hello.features
+            var settings: [SyncplaySetting] = [.ready(SyncplayReady(isReady: ready, manuallyInitiated: false))]
+            if let file { settings.append(.file(file)) }
+            return [.joined(username: hello.username, room: hello.room, motd: hello.motd), .send([.set(settings), .list(nil)])]
+        case .set(let settings):
+            return settings.flatMap(setting)
+        case .list(let users):
+            return users.map { [.users($0)] } ?? []
+        case .chat(let chat):
+            return [.chat(from: chat.username ?? "", message: chat.message)]
+        case .state(let state):
+            return self.state(state, player: player, now: now)
+        }
+    }
+
+    private mutating func plaintext() -> [Action] {
+        guard !configuration.requireTLS || !configuration.askTLS else {
+            return end(CowatchError(.tlsFailed, "the Syncplay server offers no TLS, and TLS is required (--syncplay-require-tls)"))
+        }
+        return (configuration.askTLS ? [.plaintext] : []) + hello()
+    }
+
+    private mutating func hello() -> [Action] {
+        phase = .greeted
+        let hello = SyncplayHello(
+            username: configuration.username, passwordHash: configuration.passwordHash, room: configuration.room,
+            realVersion: configuration.realVersion, features: .cowatchClient)
+        return [.send([.hello(hello)])]
+    }
+
+    private mutating func end(_ error: CowatchError) -> [Action] {
+        phase = .ended
+        return [.fail(error)]
+    }
+
+    private func setting(_ setting: SyncplaySetting) -> [Action] {
+        switch setting {
+        case .user(let update):
+            switch update.event {
+            case .joined?: return [.notice(.joined(update.username)), .send([.list(nil)])]
+            case .left?: return [.notice(.left(update.username)), .send([.list(nil)])]
+            case nil: return [.send([.list(nil)])]  // a new file or room: the list says it
+            }
+        case .ready(let ready):
+            guard let name = ready.username, let isReady = ready.isReady else { return [] }
+            return [.notice(.ready(name, isReady))]
+        case .playlistChange(let files, let user):
+            return [.playlist(files: files, by: user)]
+        case .playlistIndex(let index, let user):
+            return index.map { [.playlistIndex($0, by: user)] } ?? []
+        case .controllerAuth(let auth):
+            guard let user = auth.user, let success = auth.success else { return [] }
+            return [.notice(.controller(user, success))]
+        case .room, .file, .newControlledRoom, .features:
+            return []
+        }
+    }
+
+    // MARK: State
+
+    private mutating func state(_ state: SyncplayState, player: PlayerReading, now: Double) -> [Action] {
+        guard phase == .joined else { return [] }
+        lastStateAt = now
+        if let ignoring = state.ignoring {
+            if let server = ignoring.server {
+                serverIgnoring = server
+                clientIgnoring = 0
+            } else if let client = ignoring.client, client == clientIgnoring {
+                clientIgnoring = 0
+            }
+        }
+        let serverStamp = state.ping?.latencyCalculation
+        if let echoed = state.ping?.clientLatencyCalculation, let serverStamp, echoed <= now {
+            roundTrip = now - echoed
+            serverClock.add(ClockSample(t1: echoed, t2: serverStamp, t3: serverStamp, t4: now))
+        }
+        var actions: [Action] = []
+        if let playstate = state.playstate, let paused = playstate.paused, clientIgnoring == 0 {
+            actions += follow(playstate, paused: paused, serverStamp: serverStamp, now: now)
+        }
+        actions.append(.send([.state(answer(serverStamp: serverStamp, player: player, now: now))]))
+        return actions
+    }
+
+    /// The room said where it is: move our timeline only for a change.
+    private mutating func follow(_ playstate: SyncplayState.Playstate, paused: Bool, serverStamp: Double?, now: Double) -> [Action] {
+        // When the server stamped this, on our clock: from the clock estimate, else half a round trip ago.
+        let sentAt = serverStamp.flatMap { serverClock.estimate(atLocal: now)?.local(atReference: $0) }.map { min($0, now) }
+            ?? now - roundTrip / 2
+        let position = max(0, playstate.position)
+        let said = SyncplayTimeline(position: position, at: sentAt, paused: paused, setBy: playstate.setBy)
+        guard let current = timeline else {
+            timeline = said
+            return [.follow(said)]
+        }
+        let byOther = playstate.setBy != nil && playstate.setBy != username
+        if paused != current.paused {
+            timeline = said
+            let at = said.position(at: now)
+            return [.follow(said)] + (byOther ? [.notice(paused ? .paused(playstate.setBy!, at: at) : .played(playstate.setBy!, at: at))] : [])
+        }
+        let jump = said.position(at: now) - current.position(at: now)
+        if playstate.doSeek == true || abs(jump) > configuration.seekThreshold {
+            timeline = said
+            let announce = byOther && playstate.doSeek == true
+            return [.follow(said)] + (announce ? [.notice(.sought(playstate.setBy!, to: said.position(at: now)))] : [])
+        }
+        return []
+    }
+
+    /// Our answer to a server State: where this viewer is (the room's position while its file
+    /// opens, never a 0 that would drag the room back), the stamps, and the counters.
+    private mutating func answer(serverStamp: Double?, player: PlayerReading, now: Double) -> SyncplayState {
+        var state = SyncplayState(ping: SyncplayState.Ping(latencyCalculation: serverStamp, clientLatencyCalculation: now, clientRtt: roundTrip))
+        if clientIgnoring == 0 || serverIgnoring != 0 {
+            if let position = player.position ?? roomPosition(at: now) {
+                let paused = player.position == nil ? timeline?.paused ?? player.paused : player.paused
+                state.playstate = SyncplayState.Playstate(position: position, paused: paused)
+            }
+        }
+        let server = takeServerIgnoring()
+        if server != nil || clientIgnoring != 0 {
+            state.ignoring = SyncplayState.Ignoring(server: server, client: clientIgnoring == 0 ? nil : clientIgnoring)
+        }
+        return state
+    }
+
+    /// The server's counter to echo once, then forget.
+    private mutating func takeServerIgnoring() -> Int? {
+        defer { serverIgnoring = 0 }
+        return serverIgnoring == 0 ? nil : serverIgnoring
+    }
+}
+
+/// The room's playback as a line on our clock: `position` at local instant `at`, advancing at
+/// 1× unless paused (Syncplay has no speed).
+public struct SyncplayTimeline: Sendable, Equatable {
+    public var position: Double
+    public var at: Double
+    public var paused: Bool
+    /// Who made the change that set it.
+    public var setBy: String?
+
+    public init(position: Double, at: Double, paused: Bool, setBy: String?) {
+        self.position = position
+        self.at = at
+        self.paused = paused
+        self.setBy = setBy
+    }
+
+    public func position(at now: Double) -> Double { paused ? position : position + (now - at) }
+}
+
+/// Who did what in a Syncplay room, for the notices.
+public enum SyncplayNotice: Sendable, Equatable {
+    case paused(String, at: Double)
+    case played(String, at: Double)
+    case sought(String, to: Double)
+    case joined(String)
+    case left(String)
+    case ready(String, Bool)
+    /// A controller's password was (or was not) accepted.
+    case controller(String, Bool)
+}

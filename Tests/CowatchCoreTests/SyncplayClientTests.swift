@@ -1,0 +1,244 @@
+import Testing
+
+@testable import CowatchCore
+
+/// Issue 24: a Cowatch daemon's side of Syncplay's protocol, as a machine fed with time.
+@Suite("Syncplay: the client machine")
+struct SyncplayClientTests {
+    static let playing = SyncplayClient.PlayerReading(position: 10, paused: false)
+
+    /// A client that has been welcomed into room "r" as "alice", over TLS.
+    static func joined(_ configuration: SyncplayClient.Configuration = .init(username: "alice", room: "r")) -> SyncplayClient {
+        var client = SyncplayClient(configuration: configuration)
+        _ = client.connected(now: 0)
+        _ = client.received([.tls(.accepted)], player: playing, now: 0.01)
+        _ = client.received([.hello(SyncplayHello(username: configuration.username, room: configuration.room, realVersion: "1.7.3"))], player: playing, now: 0.02)
+        return client
+    }
+
+    /// The one State a list of actions sends.
+    static func sentState(_ actions: [SyncplayClient.Action]) -> SyncplayState? {
+        for case .send(let commands) in actions {
+            for case .state(let state) in commands { return state }
+        }
+        return nil
+    }
+
+    static func follows(_ actions: [SyncplayClient.Action]) -> [SyncplayTimeline] {
+        actions.compactMap { if case .follow(let timeline) = $0 { timeline } else { nil } }
+    }
+
+    static func serverState(
+        position: Double, paused: Bool, stamp: Double, echoed: Double? = nil, doSeek: Bool? = nil, setBy: String? = nil,
+        ignoring: SyncplayState.Ignoring? = nil
+    ) -> [SyncplayCommand] {
+        [.state(SyncplayState(
+            ping: .init(latencyCalculation: stamp, clientLatencyCalculation: echoed, serverRtt: 0),
+            playstate: .init(position: position, paused: paused, doSeek: doSeek, setBy: setBy), ignoring: ignoring))]
+    }
+
+    @Test("STARTTLS first; Hello after the handshake; joined: readiness, file and the list")
+    func connectOverTLS() {
+        var client = SyncplayClient(configuration: .init(username: "alice", room: "r", passwordHash: "abc"))
+        #expect(client.connected(now: 0) == [.send([.tls(.send)])])
+        _ = client.fileChanged(SyncplayFile(name: "film.mkv", duration: 75, size: 1000), now: 0)
+        let afterTLS = client.received([.tls(.accepted)], player: Self.playing, now: 0.1)
+        #expect(afterTLS.first == .startTLS)
+        guard case .send(let hello)? = afterTLS.last, case .hello(let sent)? = hello.first else {
+            Issue.record("no Hello: \(afterTLS)")
+            return
+        }
+        #expect(sent.username == "alice" && sent.room == "r" && sent.passwordHash == "abc" && sent.version == "1.2.255")
+        #expect(sent.realVersion.map { $0.split(separator: ".").allSatisfy { Int($0) != nil } } == true, "realversion must be numeric")
+        #expect(sent.features.chat == true && sent.features.readiness == true && sent.features.sharedPlaylists == true)
+        let welcomed = client.received(
+            [.hello(SyncplayHello(username: "alice_", room: "r", realVersion: "1.6.9", motd: "hi"))], player: Self.playing, now: 0.2)
+        #expect(client.phase == .joined && client.username == "alice_")
+        #expect(welcomed.first == .joined(username: "alice_", room: "r", motd: "hi"))
+        #expect(welcomed.last == .send([
+            .set([.ready(SyncplayReady(isReady: false, manuallyInitiated: false)), .file(SyncplayFile(name: "film.mkv", duration: 75, size: 1000))]),
+            .list(nil),
+        ]))
+    }
+
+    @Test("a server without TLS: plaintext, said; refused when TLS is required; a pre-1.6.3 server's error counts as no")
+    func plaintextServers() {
+        var loose = SyncplayClient(configuration: .init(username: "a", room: "r"))
+        _ = loose.connected(now: 0)
+        let actions = loose.received([.tls(.refused)], player: Self.playing, now: 0.1)
+        #expect(actions.first == .plaintext && loose.phase == .greeted)
+
+        var old = SyncplayClient(configuration: .init(username: "a", room: "r"))
+        _ = old.connected(now: 0)
+        #expect(old.received([.error("Unknown command startTLS")], player: Self.playing, now: 0.1).first == .plaintext)
+
+        var strict = SyncplayClient(configuration: .init(username: "a", room: "r", requireTLS: true))
+        _ = strict.connected(now: 0)
+        guard case .fail(let error)? = strict.received([.tls(.refused)], player: Self.playing, now: 0.1).first else {
+            Issue.record("a required TLS was given up")
+            return
+        }
+        #expect(error.code == .tlsFailed && strict.phase == .ended)
+    }
+
+    @Test("a refusal before the welcome (a wrong password) ends the session with the server's words")
+    func refused() {
+        var client = SyncplayClient(configuration: .init(username: "a", room: "r"))
+        _ = client.connected(now: 0)
+        _ = client.received([.tls(.accepted)], player: Self.playing, now: 0.1)
+        let actions = client.received([.error("Wrong password supplied")], player: Self.playing, now: 0.2)
+        guard case .fail(let error)? = actions.first else {
+            Issue.record("\(actions)")
+            return
+        }
+        #expect(error.code == .authFailed && error.message.contains("Wrong password supplied"))
+    }
+
+    @Test("every server State is answered: its stamp echoed, ours new, where the player is")
+    func answersEveryState() throws {
+        var client = Self.joined()
+        let actions = client.received(Self.serverState(position: 10, paused: false, stamp: 1000), player: Self.playing, now: 5)
+        let answer = try #require(Self.sentState(actions))
+        #expect(answer.ping?.latencyCalculation == 1000 && answer.ping?.clientLatencyCalculation == 5)
+        #expect(answer.playstate == .init(position: 10, paused: false))
+        #expect(answer.ignoring == nil)
+    }
+
+    @Test("while the file opens, the room's position is reported, never 0")
+    func loadingReportsTheRoom() throws {
+        var client = Self.joined()
+        _ = client.received(Self.serverState(position: 600, paused: false, stamp: 1000), player: Self.playing, now: 5)
+        let opening = SyncplayClient.PlayerReading(position: nil, paused: true)
+        let answer = try #require(Self.sentState(client.received(Self.serverState(position: 601, paused: false, stamp: 1001), player: opening, now: 6)))
+        let reported = try #require(answer.playstate)
+        #expect(abs(reported.position - 601) < 0.05 && reported.paused == false, "\(reported)")
+    }
+
+    @Test("our change: counter sent with it; no playstate followed or sent until the server echoes it")
+    func clientIgnoringOnTheFly() throws {
+        var client = Self.joined()
+        _ = client.received(Self.serverState(position: 10, paused: false, stamp: 1000), player: Self.playing, now: 5)
+        let change = client.localChange(paused: true, position: 10.5, seek: false, now: 5.5)
+        let sent = try #require(Self.sentState(change))
+        #expect(sent.playstate == .init(position: 10.5, paused: true) && sent.ignoring == .init(client: 1))
+        // A State from before the server saw our change: neither followed nor answered with a playstate.
+        let stale = client.received(Self.serverState(position: 11, paused: false, stamp: 1001), player: Self.playing, now: 6)
+        #expect(Self.follows(stale).isEmpty)
+        let staleAnswer = try #require(Self.sentState(stale))
+        #expect(staleAnswer.playstate == nil && staleAnswer.ignoring == .init(client: 1))
+        // The echo: followed again (and our own pause is no notice).
+        let paused = SyncplayClient.PlayerReading(position: 10.5, paused: true)
+        let echoed = client.received(
+            Self.serverState(position: 10.5, paused: true, stamp: 1002, setBy: "alice", ignoring: .init(client: 1)), player: paused, now: 7)
+        #expect(!echoed.contains { if case .notice = $0 { true } else { false } })
+        let answer = try #require(Self.sentState(echoed))
+        #expect(answer.playstate == .init(position: 10.5, paused: true) && answer.ignoring == nil)
+    }
+
+    @Test("a forced state: followed, announced, echoed once; it cancels our own pending change")
+    func serverIgnoringOnTheFly() throws {
+        var client = Self.joined()
+        _ = client.received(Self.serverState(position: 10, paused: false, stamp: 1000), player: Self.playing, now: 5)
+        _ = client.localChange(paused: false, position: 30, seek: true, now: 5.2)
+        let forced = client.received(
+            Self.serverState(position: 12, paused: true, stamp: 1001, setBy: "bob", ignoring: .init(server: 4)), player: Self.playing, now: 6)
+        #expect(Self.follows(forced).map(\.paused) == [true])
+        #expect(forced.contains(.notice(.paused("bob", at: 12))))
+        let answer = try #require(Self.sentState(forced))
+        #expect(answer.ignoring == .init(server: 4), "echoed once, and our change is forgotten")
+        #expect(answer.playstate != nil)
+        let next = try #require(Self.sentState(client.received(Self.serverState(position: 12, paused: true, stamp: 1002), player: Self.playing, now: 7)))
+        #expect(next.ignoring == nil)
+    }
+
+    @Test("the room's timeline moves for a pause, a play and a seek, not for the position's jitter")
+    func timelineMovesOnlyForChanges() {
+        var client = Self.joined()
+        // The first State places the timeline.
+        #expect(Self.follows(client.received(Self.serverState(position: 100, paused: false, stamp: 1000), player: Self.playing, now: 50)).count == 1)
+        // Jitter of the room's "slowest member" position: tens of milliseconds either way.
+        for (index, jitter) in [0.04, -0.07, 0.02, -0.03, 0.09].enumerated() {
+            let now = 51 + Double(index)
+            let actions = client.received(Self.serverState(position: 100 + (now - 50) + jitter, paused: false, stamp: 1000 + (now - 50)), player: Self.playing, now: now)
+            #expect(Self.follows(actions).isEmpty, "moved for \(jitter)")
+        }
+        // A seek by bob: followed and announced.
+        let seek = client.received(Self.serverState(position: 400, paused: false, stamp: 1006, doSeek: true, setBy: "bob"), player: Self.playing, now: 56)
+        #expect(Self.follows(seek).count == 1 && seek.contains(.notice(.sought("bob", to: 400))))
+        // A jump past the threshold without doSeek (a member who skipped): followed, not announced.
+        let jump = client.received(Self.serverState(position: 470, paused: false, stamp: 1007), player: Self.playing, now: 57)
+        #expect(Self.follows(jump).count == 1 && !jump.contains { if case .notice = $0 { true } else { false } })
+        // Play after a pause: announced with where.
+        _ = client.received(Self.serverState(position: 471, paused: true, stamp: 1008, setBy: "bob"), player: Self.playing, now: 58)
+        let play = client.received(Self.serverState(position: 471, paused: false, stamp: 1009, setBy: "carol"), player: Self.playing, now: 59)
+        #expect(play.contains(.notice(.played("carol", at: 471))))
+    }
+
+    @Test("the server's clock is estimated from the echoed stamps: the room's position lands on our clock")
+    func serverClockPlacesPositions() throws {
+        var client = Self.joined()
+        // The server's clock is ours + 1 000 000 s; 20 ms each way; it answers once a second.
+        let offset = 1_000_000.0
+        var lastSent = 0.0
+        var actions: [SyncplayClient.Action] = []
+        for second in 1...20 {
+            let serverSend = Double(second) + offset
+            let arrival = Double(second) + 0.02
+            // Our last stamp arrived 20 ms after we sent it; the server adds the time it held it.
+            let echoed = second == 1 ? nil : lastSent + (Double(second) - (lastSent + 0.02))
+            // Position: the room started at 0 when the server's clock read `offset`.
+            actions = client.received(
+                Self.serverState(position: serverSend - offset, paused: false, stamp: serverSend, echoed: echoed), player: Self.playing, now: arrival)
+            lastSent = try #require(Self.sentState(actions)?.ping?.clientLatencyCalculation)
+            #expect(lastSent == arrival)
+        }
+        let estimate = try #require(client.serverClock.estimate(atLocal: 20.02))
+        #expect(abs(estimate.offset - offset) < 0.001, "offset \(estimate.offset - offset)")
+        // Where the room is now, to a millisecond (half a round trip would say the same here;
+        // the difference shows on asymmetric, jittery paths).
+        let position = try #require(client.roomPosition(at: 20.02))
+        #expect(abs(position - 20.02) < 0.03, "position \(position)")
+    }
+
+    @Test("chat: one clean line within the server's bound; not before the welcome")
+    func chatBounds() throws {
+        let client = Self.joined()
+        #expect(try client.chat("hello") == [.send([.chat(SyncplayChat(message: "hello"))])])
+        for bad in ["", "two\nlines", String(repeating: "a", count: 151), "\u{1b}[2J"] {
+            #expect(throws: CowatchError(.invalidArgument, "")) { try client.chat(bad) }
+        }
+        let early = SyncplayClient(configuration: .init(username: "a", room: "r"))
+        #expect(throws: CowatchError(.notInRoom, "")) { try early.chat("hi") }
+    }
+
+    @Test("users, readiness, playlists and controllers become notices and actions")
+    func settings() {
+        var client = Self.joined()
+        let joined = client.received([.set([.user(SyncplayUserUpdate(username: "bob", room: "r", event: .joined))])], player: Self.playing, now: 1)
+        #expect(joined == [.notice(.joined("bob")), .send([.list(nil)])])
+        #expect(client.received([.set([.ready(SyncplayReady(username: "bob", isReady: true))])], player: Self.playing, now: 1) == [.notice(.ready("bob", true))])
+        #expect(client.received([.set([.playlistChange(files: ["a.mkv"], user: "bob")])], player: Self.playing, now: 1) == [.playlist(files: ["a.mkv"], by: "bob")])
+        #expect(client.received([.set([.playlistIndex(index: 0, user: "bob")])], player: Self.playing, now: 1) == [.playlistIndex(0, by: "bob")])
+        #expect(client.received([.set([.controllerAuth(.init(room: "+r:AB", user: "bob", success: false))])], player: Self.playing, now: 1) == [.notice(.controller("bob", false))])
+        #expect(client.received([.chat(SyncplayChat(username: "bob", message: "hi"))], player: Self.playing, now: 1) == [.chat(from: "bob", message: "hi")])
+    }
+
+    @Test("a server silent for 12.5 s is gone; a bad line ends the session with its reason")
+    func silenceAndBadLines() {
+        var client = Self.joined()
+        _ = client.received(Self.serverState(position: 1, paused: true, stamp: 1), player: Self.playing, now: 1)
+        #expect(client.tick(now: 13).isEmpty)
+        guard case .fail(let error)? = client.tick(now: 13.6).first else {
+            Issue.record("silence was not noticed")
+            return
+        }
+        #expect(error.code == .timeout && client.phase == .ended)
+
+        var other = Self.joined()
+        guard case .fail(let bad)? = other.receivedBadLine(CowatchError(.protocolViolation, "x")).first else {
+            Issue.record("a bad line was ignored")
+            return
+        }
+        #expect(bad.code == .protocolViolation && other.phase == .ended)
+    }
+}

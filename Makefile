@@ -31,8 +31,12 @@ deps:
 	fi
 
 # The hosting-from-home tests' router: miniupnpd (UPnP-IGD, NAT-PMP, PCP) over nftables, in
-# network namespaces made with iproute2 (the tests are skipped, visibly, when not root).
+# network namespaces made with iproute2 (the tests are skipped, visibly, when not root); the
+# Syncplay tests' peer: Debian's syncplay-server (without its recommended certbot).
 test-deps: deps
+	@command -v syncplay-server >/dev/null || [ -x /usr/bin/syncplay-server ] || { \
+	  echo "installing: syncplay-server"; \
+	  $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq --no-install-recommends syncplay-server >/dev/null; }
 	@missing=""; \
 	[ -x /usr/sbin/miniupnpd ] || missing="$$missing miniupnpd-nftables"; \
 	command -v nft >/dev/null || [ -x /usr/sbin/nft ] || missing="$$missing nftables"; \

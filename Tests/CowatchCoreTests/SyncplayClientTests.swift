@@ -242,3 +242,23 @@ struct SyncplayClientTests {
         #expect(bad.code == .protocolViolation && other.phase == .ended)
     }
 }
+
+extension SyncplayClientTests {
+    @Test("the answer to a change it follows says the change, not the player read before it (the server would take a stale pause for ours)")
+    func answerAfterFollowSaysTheRoom() throws {
+        var client = Self.joined()
+        _ = client.received(Self.serverState(position: 0, paused: true, stamp: 1000), player: .init(position: 0, paused: true), now: 5)
+        // bob plays: the player, read just before, is still paused at 0.
+        let actions = client.received(
+            Self.serverState(position: 0, paused: false, stamp: 1001, setBy: "bob", ignoring: .init(server: 1)),
+            player: .init(position: 0, paused: true), now: 6)
+        let answer = try #require(Self.sentState(actions)?.playstate)
+        #expect(answer.paused == false, "a stale pause in the answer pauses the room in bob's name")
+        // A seek to 300: the answer says 300, not the old position that would drag the room back.
+        let seek = client.received(
+            Self.serverState(position: 300, paused: false, stamp: 1002, doSeek: true, setBy: "bob", ignoring: .init(server: 2)),
+            player: .init(position: 1, paused: false), now: 7)
+        let there = try #require(Self.sentState(seek)?.playstate)
+        #expect(abs(there.position - 300) < 0.1, "\(there)")
+    }
+}

@@ -168,3 +168,11 @@ struct SyncplayCodecTests {
         #expect(server == ["Chat": ["username": "bob", "message": "hi"]])
     }
 }
+
+extension SyncplayCodecTests {
+    @Test("the server password travels as Syncplay hashes it: MD5 hex")
+    func passwordHash() {
+        #expect(SyncplayPassword.hash("password") == "5f4dcc3b5aa765d61d8327deb882cf99")
+        #expect(SyncplayPassword.hash("") == "d41d8cd98f00b204e9800998ecf8427e")
+    }
+}

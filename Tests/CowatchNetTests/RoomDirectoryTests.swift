@@ -17,7 +17,7 @@ struct RoomDirectoryTests {
 
     @Test("the first claim wins; others see its owner; only the owner releases")
     func claims() async throws {
-        let redis = try RedisProcess()
+        let redis = try await RedisProcess.start()
         let (a, b) = (Self.directory(redis, me: 1001), Self.directory(redis, me: 1002))
         #expect(try await a.place("r", lease: 10) == "127.0.0.1:1001")
         #expect(try await b.place("r", lease: 10) == "127.0.0.1:1001")
@@ -37,17 +37,17 @@ struct RoomDirectoryTests {
 
     @Test("a lease runs out unless its owner renews it")
     func leases() async throws {
-        let redis = try RedisProcess()
+        let redis = try await RedisProcess.start()
         let (a, b) = (Self.directory(redis, me: 1001), Self.directory(redis, me: 1002))
         #expect(try await a.place("kept", lease: 10) == "127.0.0.1:1001")
         #expect(try await a.place("lapsed", lease: 0.3) == "127.0.0.1:1001")
         // Redis expires the short lease on its own clock; a test thread that is late only makes it
         // more lapsed, and the long one is 10 s away from lapsing.
         try await Task.sleep(for: .milliseconds(500))
-        let before = Int(try redis.command(["PTTL", "cowatch:room:kept"])) ?? -1
+        let before = Int(try await redis.query(["PTTL", "cowatch:room:kept"])) ?? -1
         // Renewing is placing again: our own key's expiry is extended.
         #expect(try await a.place("kept", lease: 10) == "127.0.0.1:1001")
-        let after = Int(try redis.command(["PTTL", "cowatch:room:kept"])) ?? -1
+        let after = Int(try await redis.query(["PTTL", "cowatch:room:kept"])) ?? -1
         #expect(before > 0 && after > before, "PTTL \(before) ms before the renewal, \(after) ms after")
         #expect(try await b.place("kept", lease: 10) == "127.0.0.1:1001")
         #expect(try await b.place("lapsed", lease: 10) == "127.0.0.1:1002")
@@ -55,7 +55,7 @@ struct RoomDirectoryTests {
 
     @Test("every request has a deadline, and the client reconnects after losing Redis")
     func deadlinesAndReconnect() async throws {
-        let redis = try RedisProcess()
+        let redis = try await RedisProcess.start()
         let a = Self.directory(redis, me: 1001, timeout: 0.3)
         #expect(try await a.place("r", lease: 10) == "127.0.0.1:1001")
         // A frozen Redis: the request fails at its deadline instead of hanging.
@@ -63,7 +63,8 @@ struct RoomDirectoryTests {
         let start = ContinuousClock.now
         await #expect(throws: CowatchError(.timeout, "")) { _ = try await a.owner(of: "r") }
         let waited = ContinuousClock.now - start
-        #expect(waited < .seconds(2), "waited \(waited)")
+        // Its deadline is 0.3 s; a hang would be for ever. The bound leaves a loaded machine room.
+        #expect(waited < .seconds(5), "waited \(waited)")
         kill(redis.process.processIdentifier, SIGCONT)
         // The timed-out connection was dropped; the next request makes a new one.
         var answered: String?
@@ -73,7 +74,7 @@ struct RoomDirectoryTests {
         }
         #expect(answered == "127.0.0.1:1001")
         // Redis closes our connection: the client connects again.
-        _ = try? redis.command(["CLIENT", "KILL", "TYPE", "normal"])
+        _ = try? await redis.query(["CLIENT", "KILL", "TYPE", "normal"])
         answered = nil
         for _ in 0..<20 where answered == nil {
             answered = try? await a.owner(of: "r")
@@ -94,7 +95,7 @@ struct RoomDirectoryTests {
 
     @Test("many requests at once are pipelined and each gets its own answer")
     func pipelined() async throws {
-        let redis = try RedisProcess()
+        let redis = try await RedisProcess.start()
         let a = Self.directory(redis, me: 1001)
         let owners = try await withThrowingTaskGroup(of: (Int, String).self) { group in
             for index in 0..<100 {
@@ -106,6 +107,6 @@ struct RoomDirectoryTests {
         }
         #expect(owners.count == 100)
         #expect(owners.values.allSatisfy { $0 == "127.0.0.1:1001" })
-        #expect(try redis.command(["DBSIZE"]) == "100")
+        #expect(try await redis.query(["DBSIZE"]) == "100")
     }
 }

@@ -290,7 +290,10 @@ public struct SyncplayClient: Sendable {
         if let playstate = state.playstate, let paused = playstate.paused, clientIgnoring == 0 {
             actions += follow(playstate, paused: paused, serverStamp: serverStamp, now: now)
         }
-        actions.append(.send([.state(answer(serverStamp: serverStamp, player: player, now: now))]))
+        // The player was read before it was told to follow: until it has, it is where the room is.
+        let followed = actions.contains { if case .follow = $0 { true } else { false } }
+        let reading = followed ? PlayerReading(position: nil, paused: player.paused) : player
+        actions.append(.send([.state(answer(serverStamp: serverStamp, player: reading, now: now))]))
         return actions
     }
 
@@ -321,7 +324,9 @@ public struct SyncplayClient: Sendable {
     }
 
     /// Our answer to a server State: where this viewer is (the room's position while its file
-    /// opens, never a 0 that would drag the room back), the stamps, and the counters.
+    /// opens or while it moves to a change it was just told of: never a stale pause that the
+    /// server would take for this viewer's own, nor a 0 or an old position that would drag the
+    /// room, its slowest member's, back), the stamps, and the counters.
     private mutating func answer(serverStamp: Double?, player: PlayerReading, now: Double) -> SyncplayState {
         var state = SyncplayState(ping: SyncplayState.Ping(latencyCalculation: serverStamp, clientLatencyCalculation: now, clientRtt: roundTrip))
         if clientIgnoring == 0 || serverIgnoring != 0 {

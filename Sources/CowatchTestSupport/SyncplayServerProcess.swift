@@ -1,0 +1,94 @@
+import CowatchClient
+import CowatchObserver
+import Foundation
+
+/// A real `syncplay-server` (Debian's package, 1.6.9) on a loopback port of its own: the
+/// Syncplay suites' peer. Its message of the day is a token of its own, so a test knows that the
+/// server answering on the port is this one (a port found free may be taken by a test beside us).
+///
+/// The server password, when given, reaches it through the environment (`SYNCPLAY_PASSWORD`),
+/// never its command line.
+public final class SyncplayServerProcess {
+    public let process: Process
+    public let port: Int
+    public let directory: String
+    /// The message of the day this server says in its `Hello`.
+    public let motd: String
+
+    /// Where Debian installs it; nil when it is not installed (`make test-deps` installs it).
+    public static var binary: String? {
+        ["/usr/bin/syncplay-server", "/usr/local/bin/syncplay-server"].first { FileManager.default.isExecutableFile(atPath: $0) }
+    }
+
+    /// Starts one and waits (suspended) until it accepts connections. `salt`: for managed rooms
+    /// whose names survive a restart; `arguments`: more of the server's own options.
+    public static func start(password: String? = nil, salt: String? = nil, arguments: [String] = []) async throws -> SyncplayServerProcess {
+        guard let binary else { throw TestFailure("syncplay-server is not installed (make test-deps installs it)") }
+        let directory = NSTemporaryDirectory() + "cowatch-syncplay-\(getpid())-\(UUID().uuidString.prefix(8))"
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        let motd = "cowatch-test-\(UUID().uuidString)"
+        try motd.write(toFile: directory + "/motd", atomically: true, encoding: .utf8)
+        for _ in 0..<5 {
+            let port = freeLoopbackPort()
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: binary)
+            process.arguments = ["--port", "\(port)", "--motd-file", directory + "/motd"] + (salt.map { ["--salt", $0] } ?? []) + arguments
+            var environment = ProcessInfo.processInfo.environment
+            environment["SYNCPLAY_PASSWORD"] = password
+            environment["PYTHONUNBUFFERED"] = "1"
+            process.environment = environment
+            process.standardOutput = FileHandle(forWritingAtPath: try logFile(directory))
+            process.standardError = process.standardOutput
+            let exit = try process.start()
+            if await listens(port: port, process: process) {
+                return SyncplayServerProcess(process: process, port: port, directory: directory, motd: motd)
+            }
+            if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+            _ = await exit.wait(timeout: 5)
+        }
+        throw TestFailure("syncplay-server did not start: \((try? String(contentsOfFile: directory + "/server.log", encoding: .utf8)) ?? "")")
+    }
+
+    private init(process: Process, port: Int, directory: String, motd: String) {
+        self.process = process
+        self.port = port
+        self.directory = directory
+        self.motd = motd
+    }
+
+    private static func logFile(_ directory: String) throws -> String {
+        let path = directory + "/server.log"
+        FileManager.default.createFile(atPath: path, contents: nil)
+        return path
+    }
+
+    /// Whether something accepts on 127.0.0.1:`port` within 15 s while `process` runs (Python
+    /// and Twisted take a second or two to start).
+    private static func listens(port: Int, process: Process) async -> Bool {
+        let deadline = monotonicNow() + 15
+        while monotonicNow() < deadline, process.isRunning {
+            if canConnect(port: port) { return process.isRunning }
+            await pause(0.1)
+        }
+        return false
+    }
+
+    private static func canConnect(port: Int) -> Bool {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard fd >= 0 else { return false }
+        defer { close(fd) }
+        var address = LoopbackSocket.address(port: port)
+        return withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0 }
+        }
+    }
+
+    /// What the server printed.
+    public var log: String { (try? String(contentsOfFile: directory + "/server.log", encoding: .utf8)) ?? "" }
+
+    /// Killed (if it still runs) and its directory removed, without waiting here.
+    deinit {
+        let directory = directory
+        process.killInBackground { try? FileManager.default.removeItem(atPath: directory) }
+    }
+}

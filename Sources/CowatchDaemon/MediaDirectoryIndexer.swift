@@ -95,6 +95,8 @@ public actor MediaDirectoryIndexer: Service {
 
     private var scanning = false
     private var scanWaiters: [CheckedContinuation<Void, Never>] = []
+    /// Refreshes waiting for a scan to start after them (for tests).
+    var waitingRefreshes: Int { scanWaiters.count }
     /// Folders reported unusable, so each is warned about once while it stays so.
     private var reportedUnusable: Set<String> = []
 

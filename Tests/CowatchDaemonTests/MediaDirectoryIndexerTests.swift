@@ -291,14 +291,20 @@ struct MediaDirectoryIndexerTests {
     func concurrentRefreshes() async throws {
         let tree = try MediaTree()
         try tree.write("film.mkv", Self.film(1))
-        let indexer = Self.indexer([tree.root])
-        async let a = indexer.refresh()
-        async let b = indexer.refresh()
-        async let c = indexer.refresh()
-        let reports = await [a, b, c]
+        // The first scan is held (its clock's first reading blocks its thread) until the two
+        // other refreshes wait: "together" made certain, not left to the scheduler.
+        let clock = GatedClock()
+        let indexer = Self.indexer([tree.root], clock: clock)
+        let a = Task { await indexer.refresh() }
+        await Self.waitUntil("the first scan to start") { clock.blockedReaders > 0 }
+        let b = Task { await indexer.refresh() }
+        let c = Task { await indexer.refresh() }
+        await Self.waitUntil("both refreshes to wait") { await indexer.waitingRefreshes == 2 }
+        clock.open()
+        let reports = [await a.value, await b.value, await c.value]
         #expect(reports.allSatisfy { $0.indexed == 1 })
-        let scans = await indexer.scansCompleted
-        #expect((1...2).contains(scans))
+        // The running scan, and one after it for both newcomers.
+        #expect(await indexer.scansCompleted == 2)
         #expect(await indexer.index.count == 1)
     }
 
@@ -385,3 +391,36 @@ struct MediaDirectoryConfigTests {
         }
     }
 }
+
+/// A manual clock whose readings block their thread until `open()`: holds a scan (which reads
+/// the clock on its own low-priority thread) where a test wants it.
+final class GatedClock: MonotonicClock {
+    private let inner = ManualClock()
+    private let gate = NSCondition()
+    private let state = Locked((open: false, blocked: 0))
+
+    /// Readers blocked now.
+    var blockedReaders: Int { state.withLock { $0.blocked } }
+
+    func open() {
+        gate.lock()
+        state.withLock { $0.open = true }
+        gate.broadcast()
+        gate.unlock()
+    }
+
+    func now() -> Double {
+        gate.lock()
+        while !state.withLock({ $0.open }) {
+            state.withLock { $0.blocked += 1 }
+            gate.wait()
+            state.withLock { $0.blocked -= 1 }
+        }
+        gate.unlock()
+        return inner.now()
+    }
+
+    func sleep(until deadline: Double) async throws { try await inner.sleep(until: deadline) }
+    func waitPrecisely(until deadline: Double) { inner.waitPrecisely(until: deadline) }
+}
+

@@ -262,3 +262,55 @@ extension SyncplayClientTests {
         #expect(abs(there.position - 300) < 0.1, "\(there)")
     }
 }
+
+extension SyncplayClientTests {
+    @Test("managed room names and passwords as servers check them", arguments: [
+        ("+film:ABCDEF123456", "+film:ABCDEF123456", nil), ("+film:ABCDEF123456:AB-123-456", "+film:ABCDEF123456", "AB-123-456"),
+        ("film", nil, nil), ("+film:abcdef123456", nil, nil), ("+film:ABCDEF12345", nil, nil), ("+:ABCDEF123456", nil, nil),
+        ("+film:ABCDEF123456:ab-123-456", nil, nil), ("+film:ABCDEF123456:AB-1234-56", nil, nil), ("+a:ABCDEF123456:AB-123-456:x", nil, nil),
+    ] as [(String, String?, String?)])
+    func managedNames(typed: String, room: String?, password: String?) {
+        let parsed = SyncplayManagedRoom.parse(typed)
+        #expect(parsed?.room == room)
+        #expect(parsed?.password == password)
+    }
+
+    @Test("new passwords have the servers' shape")
+    func newPasswords() {
+        var random = SplitMix(seed: 7)
+        for _ in 0..<200 { #expect(SyncplayManagedRoom.isPassword(SyncplayManagedRoom.newPassword(using: &random))) }
+    }
+
+    @Test("manage: the claim, the server's new room joined and claimed; a room we did not ask for is ignored")
+    func manage() throws {
+        var client = Self.joined()
+        #expect(throws: CowatchError(.invalidArgument, "")) { try client.manage(password: "secret") }
+        #expect(try client.manage(password: "AB-123-456") == [.send([.set([.controllerAuth(.init(room: "r", password: "AB-123-456"))])])])
+        #expect(client.received([.set([.newControlledRoom(roomName: "+evil:ABCDEF123456", password: "ZZ-000-000")])], player: Self.playing, now: 1).isEmpty)
+        let made = client.received([.set([.newControlledRoom(roomName: "+r:ABCDEF123456", password: "AB-123-456")])], player: Self.playing, now: 1)
+        #expect(made == [
+            .managedRoomCreated(room: "+r:ABCDEF123456", password: "AB-123-456"),
+            .send([.set([.room(name: "+r:ABCDEF123456", password: nil)])]),
+            .send([.set([.controllerAuth(.init(room: "+r:ABCDEF123456", password: "AB-123-456"))])]),
+        ])
+        #expect(client.room == "+r:ABCDEF123456")
+    }
+
+    @Test("a room typed with its password joins the room (without it) and claims control once welcomed")
+    func typedPassword() {
+        var client = SyncplayClient(configuration: .init(username: "carol", room: "+r:ABCDEF123456:AB-123-456"))
+        _ = client.connected(now: 0)
+        let hello = client.received([.tls(.accepted)], player: Self.playing, now: 0.1)
+        guard case .send(let commands)? = hello.last, case .hello(let sent)? = commands.first else {
+            Issue.record("\(hello)")
+            return
+        }
+        #expect(sent.room == "+r:ABCDEF123456")
+        let welcomed = client.received([.hello(SyncplayHello(username: "carol", room: "+r:ABCDEF123456", realVersion: "1.6.9"))], player: Self.playing, now: 0.2)
+        guard case .send(let after)? = welcomed.last, case .set(let settings)? = after.first else {
+            Issue.record("\(welcomed)")
+            return
+        }
+        #expect(settings.contains(.controllerAuth(.init(room: "+r:ABCDEF123456", password: "AB-123-456"))))
+    }
+}

@@ -80,4 +80,37 @@ struct SyncplayServerTests {
         try await strict.pump(for: 15) { $0.failure != nil }
         #expect(strict.failure?.code == .tlsFailed, "\(String(describing: strict.failure))")
     }
+
+    @Test("a managed room: made with a password, joined by name; a member's pause is undone, a controller's counts; the password typed with the name claims control")
+    func managedRoom() async throws {
+        let server = try await SyncplayServerProcess.start(salt: "COWATCHTESTSALT")
+        let alice = try SyncplayTestPeer(port: server.port, .init(username: "alice", room: "film"))
+        #expect(try await alice.pump(for: 15) { $0.machine.phase == .joined })
+        try alice.manage(password: "AB-123-456")
+        #expect(try await alice.pump(for: 10) { $0.notices.contains(.controller("alice", true)) }, "\(alice.notices)")
+        let room = try #require(alice.managed?.room)
+        #expect(SyncplayManagedRoom.parse(room)?.room == room && room.hasPrefix("+film:"), "\(room)")
+        #expect(alice.machine.room == room)
+
+        let bob = try SyncplayTestPeer(port: server.port, .init(username: "bob", room: room))
+        #expect(try await bob.pump(for: 15) { $0.machine.phase == .joined && $0.machine.timeline != nil })
+        try await alice.pump(for: 1.5) { $0.machine.timeline != nil }
+        try alice.change(paused: false, position: 0)
+        #expect(try await bob.pump(for: 10) { $0.notices.contains { if case .played("alice", _) = $0 { true } else { false } } }, "\(bob.notices)")
+
+        // bob may not control the room: the server puts him back, and alice plays on.
+        try await bob.pump(for: 1.5)
+        let at = bob.machine.roomPosition(at: monotonicNow()) ?? 0
+        try bob.change(paused: true, position: at)
+        #expect(try await bob.pump(for: 10) { $0.machine.timeline?.paused == false }, "bob was not put back: \(String(describing: bob.machine.timeline))")
+        try await alice.pump(for: 3)
+        #expect(!alice.notices.contains { if case .paused("bob", _) = $0 { true } else { false } }, "\(alice.notices)")
+        #expect(alice.machine.timeline?.paused == false)
+
+        // carol types the room with its password: she controls it too.
+        let carol = try SyncplayTestPeer(port: server.port, .init(username: "carol", room: room + ":AB-123-456"))
+        #expect(try await carol.pump(for: 15) { $0.notices.contains(.controller("carol", true)) }, "\(carol.notices) \(String(describing: carol.failure))")
+        #expect(alice.failure == nil && bob.failure == nil && carol.failure == nil,
+            "\(String(describing: alice.failure)) \(String(describing: bob.failure)) \(String(describing: carol.failure))")
+    }
 }

@@ -22,6 +22,8 @@ final class SyncplayTestPeer {
     private(set) var users: [SyncplayListedUser] = []
     /// Lines the peer could not decode.
     private(set) var badLines: [CowatchError] = []
+    /// The managed room the server made for us, and its password.
+    private(set) var managed: (room: String, password: String)?
 
     init(port: Int, _ configuration: SyncplayClient.Configuration) throws {
         machine = SyncplayClient(configuration: configuration)
@@ -54,6 +56,8 @@ final class SyncplayTestPeer {
     }
 
     func chat(_ text: String) throws { try perform(try machine.chat(text)) }
+
+    func manage(password: String) throws { try perform(try machine.manage(password: password)) }
 
     /// Reads and handles the server's lines until `condition` holds or `timeout` passes; true
     /// when it held.
@@ -113,6 +117,8 @@ final class SyncplayTestPeer {
                 chats.append((from, message))
             case .playlist, .playlistIndex:
                 break
+            case .managedRoomCreated(let room, let password):
+                managed = (room, password)
             case .fail(let error):
                 failure = error
             }

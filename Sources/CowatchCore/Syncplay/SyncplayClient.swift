@@ -92,6 +92,9 @@ public struct SyncplayClient: Sendable {
         case chat(from: String, message: String)
         case playlist(files: [String], by: String?)
         case playlistIndex(Int, by: String?)
+        /// The server made the managed room `room` for us: we are in it now, controlling it with
+        /// `password` (tell the viewer both: others join with `+base:HASH`, controllers with the password).
+        case managedRoomCreated(room: String, password: String)
         /// Drop the connection: the server refused us, said an error, went silent or broke the protocol.
         case fail(CowatchError)
     }
@@ -107,16 +110,24 @@ public struct SyncplayClient: Sendable {
     /// The last round trip (seconds), as Syncplay reports its own.
     public private(set) var roundTrip: Double = 0
     public private(set) var serverFeatures = SyncplayFeatures()
+    /// The room we are in (a managed room's `+base:HASH` once made).
+    public private(set) var room: String
 
     private var file: SyncplayFile?
     private var ready = false
     private var clientIgnoring = 0
     private var serverIgnoring = 0
     private var lastStateAt: Double?
+    /// A managed room's password to claim control with once welcomed (typed as `+base:HASH:PASSWORD`).
+    private var controlPassword: String?
+    /// The password of our `manage` request, until the server names the new room.
+    private var askedToManage: String?
 
     public init(configuration: Configuration) {
         self.configuration = configuration
         username = configuration.username
+        room = SyncplayManagedRoom.parse(configuration.room)?.room ?? configuration.room
+        controlPassword = SyncplayManagedRoom.parse(configuration.room)?.password
     }
 
     // MARK: Events
@@ -184,6 +195,19 @@ public struct SyncplayClient: Sendable {
         return [.send([.chat(SyncplayChat(message: text))])]
     }
 
+    /// Make the room we are in a managed room controlled with `password` (`AB-123-456`; see
+    /// `SyncplayManagedRoom.newPassword`). The server answers with the new room's name
+    /// (`managedRoomCreated`). Errors: `invalid-argument` for a password servers refuse;
+    /// `not-in-room` before the welcome.
+    public mutating func manage(password: String) throws(CowatchError) -> [Action] {
+        guard phase == .joined else { throw CowatchError(.notInRoom, "not in the Syncplay room yet") }
+        guard SyncplayManagedRoom.isPassword(password) else {
+            throw CowatchError(.invalidArgument, "a Syncplay room password looks like AB-123-456")
+        }
+        askedToManage = password
+        return [.send([.set([.controllerAuth(SyncplayControllerAuth(room: room, password: password))])])]
+    }
+
     /// Time passes: a server silent for `stateTimeout` is gone.
     public mutating func tick(now: Double) -> [Action] {
         guard phase != .ended, phase != .idle, let last = lastStateAt, now - last > configuration.stateTimeout else { return [] }
@@ -213,9 +237,12 @@ public struct SyncplayClient: Sendable {
             serverFeatures = hello.features
             var settings: [SyncplaySetting] = [.ready(SyncplayReady(isReady: ready, manuallyInitiated: false))]
             if let file { settings.append(.file(file)) }
+            if let controlPassword { settings.append(.controllerAuth(SyncplayControllerAuth(room: room, password: controlPassword))) }
             return [.joined(username: hello.username, room: hello.room, motd: hello.motd), .send([.set(settings), .list(nil)])]
         case .set(let settings):
-            return settings.flatMap(setting)
+            var actions: [Action] = []
+            for each in settings { actions += setting(each) }
+            return actions
         case .list(let users):
             return users.map { [.users($0)] } ?? []
         case .chat(let chat):
@@ -235,7 +262,7 @@ public struct SyncplayClient: Sendable {
     private mutating func hello() -> [Action] {
         phase = .greeted
         let hello = SyncplayHello(
-            username: configuration.username, passwordHash: configuration.passwordHash, room: configuration.room,
+            username: configuration.username, passwordHash: configuration.passwordHash, room: room,
             realVersion: configuration.realVersion, features: .cowatchClient)
         return [.send([.hello(hello)])]
     }
@@ -245,7 +272,7 @@ public struct SyncplayClient: Sendable {
         return [.fail(error)]
     }
 
-    private func setting(_ setting: SyncplaySetting) -> [Action] {
+    private mutating func setting(_ setting: SyncplaySetting) -> [Action] {
         switch setting {
         case .user(let update):
             switch update.event {
@@ -263,7 +290,20 @@ public struct SyncplayClient: Sendable {
         case .controllerAuth(let auth):
             guard let user = auth.user, let success = auth.success else { return [] }
             return [.notice(.controller(user, success))]
-        case .room, .file, .newControlledRoom, .features:
+        case .newControlledRoom(let roomName, let password):
+            // The answer to our `manage`: move into the new room and claim it.
+            // Only the room we asked for, under a well-formed name.
+            guard password == askedToManage, let parsed = SyncplayManagedRoom.parse(roomName), parsed.password == nil else { return [] }
+            askedToManage = nil
+            room = roomName
+            // Two lines: in one `Set` the server takes the keys in the line's (sorted) order, and
+            // would check the claim against the room we are leaving.
+            return [
+                .managedRoomCreated(room: roomName, password: password),
+                .send([.set([.room(name: roomName, password: nil)])]),
+                .send([.set([.controllerAuth(SyncplayControllerAuth(room: roomName, password: password))])]),
+            ]
+        case .room, .file, .features:
             return []
         }
     }

@@ -15,13 +15,12 @@ enum MpvEventPump {
         while true {
             guard let event = mpv_wait_event(handle.raw, -1)?.pointee else { continue }
             if event.event_id == MPV_EVENT_NONE { continue }
-            if event.event_id == MPV_EVENT_END_FILE, let converted = convert(event), case .endFile(_, .some, _) = converted {
+            guard let converted = convert(event) else { continue }
+            if case .endFile(_, .some, _) = converted {
                 if yieldWithItsLog(converted, handle: handle, continuation: continuation) { return }
                 continue
             }
-            if let converted = convert(event) {
-                continuation.yield(converted)
-            }
+            continuation.yield(converted)
             if event.event_id == MPV_EVENT_SHUTDOWN { return }
         }
     }

@@ -1,11 +1,12 @@
 import CowatchObserver
 import Foundation
 
-/// TCP sockets on 127.0.0.1 for the test servers and proxies.
-enum LoopbackSocket {
+/// TCP sockets on 127.0.0.1 for the test servers, proxies and peers; close-on-exec (see
+/// ChildDescriptors.swift).
+public enum LoopbackSocket {
     /// A listening socket on `port` (0: the system picks one), and the port it got.
     /// Throws `TestFailure` naming `what` when the port cannot be had.
-    static func listen(port: Int = 0, what: String) throws -> (fd: Int32, port: Int) {
+    public static func listen(port: Int = 0, what: String) throws -> (fd: Int32, port: Int) {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { throw TestFailure("\(what): no socket") }
         var one: Int32 = 1
@@ -23,6 +24,22 @@ enum LoopbackSocket {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
         }
         return (fd, Int(UInt16(bigEndian: address.sin_port)))
+    }
+
+    /// A socket connected to 127.0.0.1:`port` (blocking, as loopback connects at once), or nil
+    /// when nothing accepts there.
+    public static func connect(port: Int) -> Int32? {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard fd >= 0 else { return nil }
+        var target = address(port: port)
+        let connected = withUnsafePointer(to: &target) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0 }
+        }
+        guard connected else {
+            Glibc.close(fd)
+            return nil
+        }
+        return fd
     }
 
     /// 127.0.0.1:`port` as a socket address.

@@ -74,13 +74,9 @@ public final class SyncplayServerProcess {
     }
 
     private static func canConnect(port: Int) -> Bool {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        guard fd >= 0 else { return false }
-        defer { close(fd) }
-        var address = LoopbackSocket.address(port: port)
-        return withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0 }
-        }
+        guard let fd = LoopbackSocket.connect(port: port) else { return false }
+        close(fd)
+        return true
     }
 
     /// What the server printed.

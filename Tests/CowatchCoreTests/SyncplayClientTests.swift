@@ -41,7 +41,7 @@ struct SyncplayClientTests {
     func connectOverTLS() {
         var client = SyncplayClient(configuration: .init(username: "alice", room: "r", passwordHash: "abc"))
         #expect(client.connected(now: 0) == [.send([.tls(.send)])])
-        _ = client.fileChanged(SyncplayFile(name: "film.mkv", duration: 75, size: 1000), now: 0)
+        _ = client.fileChanged(SyncplayFile(name: "film.mkv", duration: 75, size: 1000))
         let afterTLS = client.received([.tls(.accepted)], player: Self.playing, now: 0.1)
         #expect(afterTLS.first == .startTLS)
         guard case .send(let hello)? = afterTLS.last, case .hello(let sent)? = hello.first else {

@@ -25,24 +25,10 @@ struct ChildDescriptorsTests {
 
     @Test("an accepted connection is close-on-exec; a listener shut down ends the wait with −1")
     func acceptedConnectionIsClosedOnExec() async throws {
-        let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        let (listener, port) = try LoopbackSocket.listen(what: "the test's listener")
         defer { close(listener) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let listening = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer in
-                bind(listener, pointer, length) == 0 && listen(listener, 4) == 0 && getsockname(listener, pointer, &length) == 0
-            }
-        }
-        try #require(listening)
-        let client = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        let client = try #require(LoopbackSocket.connect(port: port))
         defer { close(client) }
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(client, $0, length) == 0 }
-        }
-        try #require(connected)
         let accepted = await offPool { acceptClosedOnExec(listener) }
         #expect(accepted >= 0)
         #expect(fcntl(accepted, F_GETFD) & FD_CLOEXEC != 0)

@@ -27,18 +27,10 @@ final class SyncplayTestPeer {
 
     init(port: Int, _ configuration: SyncplayClient.Configuration) throws {
         machine = SyncplayClient(configuration: configuration)
-        fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = UInt16(port).bigEndian
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0 }
-        }
-        guard connected else {
-            close(fd)
+        guard let fd = LoopbackSocket.connect(port: port) else {
             throw TestFailure("cannot connect to the Syncplay server on port \(port)")
         }
+        self.fd = fd
         try perform(machine.connected(now: monotonicNow()))
     }
 

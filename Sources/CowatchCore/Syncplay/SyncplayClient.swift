@@ -170,7 +170,7 @@ public struct SyncplayClient: Sendable {
     }
 
     /// The file this viewer plays (base name, duration, size), said now and on every join.
-    public mutating func fileChanged(_ file: SyncplayFile, now: Double) -> [Action] {
+    public mutating func fileChanged(_ file: SyncplayFile) -> [Action] {
         self.file = file
         guard phase == .joined else { return [] }
         return [.send([.set([.file(file)]), .list(nil)])]
@@ -348,17 +348,18 @@ public struct SyncplayClient: Sendable {
             timeline = said
             return [.follow(said)]
         }
-        let byOther = playstate.setBy != nil && playstate.setBy != username
+        // Someone else's change is said; our own echo and a nameless one are not.
+        let other = playstate.setBy.flatMap { $0 == username ? nil : $0 }
+        let at = said.position(at: now)
         if paused != current.paused {
             timeline = said
-            let at = said.position(at: now)
-            return [.follow(said)] + (byOther ? [.notice(paused ? .paused(playstate.setBy!, at: at) : .played(playstate.setBy!, at: at))] : [])
+            return [.follow(said)] + (other.map { [.notice(paused ? .paused($0, at: at) : .played($0, at: at))] } ?? [])
         }
-        let jump = said.position(at: now) - current.position(at: now)
-        if playstate.doSeek == true || abs(jump) > configuration.seekThreshold {
+        if playstate.doSeek == true || abs(at - current.position(at: now)) > configuration.seekThreshold {
             timeline = said
-            let announce = byOther && playstate.doSeek == true
-            return [.follow(said)] + (announce ? [.notice(.sought(playstate.setBy!, to: said.position(at: now)))] : [])
+            // A jump without doSeek is someone's drift or skip, not an announced seek.
+            let seeker = playstate.doSeek == true ? other : nil
+            return [.follow(said)] + (seeker.map { [.notice(.sought($0, to: at))] } ?? [])
         }
         return []
     }

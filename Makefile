@@ -32,11 +32,12 @@ deps:
 
 # The hosting-from-home tests' router: miniupnpd (UPnP-IGD, NAT-PMP, PCP) over nftables, in
 # network namespaces made with iproute2 (the tests are skipped, visibly, when not root); the
-# Syncplay tests' peer: Debian's syncplay-server (without its recommended certbot).
+# Syncplay tests' peer: Debian's syncplay-server (without its recommended certbot) and the
+# pyOpenSSL its --tls needs.
 test-deps: deps
-	@command -v syncplay-server >/dev/null || [ -x /usr/bin/syncplay-server ] || { \
-	  echo "installing: syncplay-server"; \
-	  $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq --no-install-recommends syncplay-server >/dev/null; }
+	@{ command -v syncplay-server >/dev/null || [ -x /usr/bin/syncplay-server ]; } && /usr/bin/python3 -c 'import OpenSSL' 2>/dev/null || { \
+	  echo "installing: syncplay-server python3-openssl"; \
+	  $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq --no-install-recommends syncplay-server python3-openssl >/dev/null; }
 	@missing=""; \
 	[ -x /usr/sbin/miniupnpd ] || missing="$$missing miniupnpd-nftables"; \
 	command -v nft >/dev/null || [ -x /usr/sbin/nft ] || missing="$$missing nftables"; \

@@ -60,6 +60,12 @@ public struct DaemonFlags: Sendable {
     public var mapLease: Double?
     /// `--media-dir`, repeatable; empty means "not given".
     public var mediaDirectories: [String] = []
+    /// `--syncplay-password-file`, `--syncplay-room-password-file`, `--syncplay-require-tls`,
+    /// `--syncplay-ca-file` (with `--join syncplay://…`).
+    public var syncplayPasswordFile: String?
+    public var syncplayRoomPasswordFile: String?
+    public var syncplayRequireTLS: Bool?
+    public var syncplayCAFile: String?
     public init() {}
 }
 
@@ -142,6 +148,10 @@ extension DaemonConfiguration {
         put("player-realtime", flags.playerRealtime.map(ConfigContent.int))
         put("map-port", flags.mapPort.map(ConfigContent.string))
         put("map-lease", flags.mapLease.map(ConfigContent.double))
+        put("syncplay-password-file", flags.syncplayPasswordFile.map(ConfigContent.string))
+        put("syncplay-room-password-file", flags.syncplayRoomPasswordFile.map(ConfigContent.string))
+        put("syncplay-require-tls", flags.syncplayRequireTLS.map(ConfigContent.bool))
+        put("syncplay-ca-file", flags.syncplayCAFile.map(ConfigContent.string))
         let flagReader = ConfigReader(provider: InMemoryProvider(name: "flags", values: flagValues))
         let layered = LayeredConfig(sources: [("flag", flagReader), ("environment", env), ("config file \(filePath)", file)])
 
@@ -205,7 +215,15 @@ extension DaemonConfiguration {
         configuration.mediaDirectories = try loadMediaDirectories(
             flags: flags, environment: environment, layered: layered, configFile: filePath)
         configuration.room = try loadRoom(layered)
-        if var room = configuration.room {
+        if var room = configuration.room, room.syncplay != nil {
+            if try loadRoomSecret(flags: flags, environment: environment, layered: layered) != nil {
+                throw CowatchError(
+                    .invalidConfiguration,
+                    "a Syncplay room has no Cowatch room secret: give the Syncplay server's password with --syncplay-password-file")
+            }
+            room.openPolicy = try loadOpenPolicy(flags: flags, layered: layered)
+            configuration.room = room
+        } else if var room = configuration.room {
             // An invite's secret, else the configured one (both at once: the invite's wins, it is
             // what the host gave for this room).
             room.secret = try room.secret ?? loadRoomSecret(flags: flags, environment: environment, layered: layered)
@@ -224,7 +242,7 @@ extension DaemonConfiguration {
         "room", "drift", "title", "type", "fallback-url", "on-end", "ready", "wait-for-me", "play-when-ready",
         "wait-timeout", "room-secret-file", "managed", "unmanaged", "allow-scheme", "accept-open", "trust-host", "tls-cert", "tls-key",
         "auto-subtitles", "transfer-rate", "player-nice", "player-realtime", "map-port", "map-lease", "media-dir",
-        "playlist",
+        "playlist", "syncplay-password-file", "syncplay-room-password-file", "syncplay-require-tls", "syncplay-ca-file",
     ]
     static let driftKeys: Set<String> = ["seek-threshold", "correction-time", "start-correction-time", "max-adjust", "interval"]
 
@@ -323,6 +341,14 @@ extension DaemonConfiguration {
             settings = RoomSettings(
                 room: roomName, serverHost: "127.0.0.1", serverPort: endpoint.port, hostAddress: endpoint.host,
                 hostPort: endpoint.port)
+        case (nil, let join?) where SyncplayAddress.isLink(join):
+            // A Syncplay server's room: its name is in the link, its password in a file.
+            let address = try SyncplayAddress(parsing: join)
+            if try layered.string("room") != nil {
+                throw CowatchError(.invalidConfiguration, "the Syncplay link names the room (\(address.room)): drop --room")
+            }
+            settings = RoomSettings(room: address.room, serverHost: address.host, serverPort: address.port)
+            settings.syncplay = try loadSyncplay(address, layered: layered)
         case (nil, let join?) where join.lowercased().hasPrefix(Invite.scheme + ":"):
             // An invite link: where, which room, its secret and the server's key.
             let invite = try Invite.parse(join)

@@ -20,7 +20,7 @@ extension RoomSession {
     /// Before a hello: the token an earlier run of ours was given here, if any. The host holds its
     /// own (signed by its server) and needs none.
     func adoptKeptToken(fingerprint: String) {
-        guard room.hostToken == nil, coordinator.token == nil, let file = tokenFile else { return }
+        guard room.hostToken == nil, room.syncplay == nil, coordinator.token == nil, let file = tokenFile else { return }
         do {
             if let kept = try file.token(for: tokenKey(fingerprint: fingerprint)) { coordinator.adoptToken(kept) }
         } catch {
@@ -30,7 +30,8 @@ extension RoomSession {
 
     /// After a welcome: keeps the token the server gave us (written only when it changed).
     func keepToken(fingerprint: String) {
-        guard room.hostToken == nil, let token = coordinator.token, let file = tokenFile else { return }
+        // A Syncplay room has no tokens: the bridge's welcome carries a placeholder.
+        guard room.hostToken == nil, room.syncplay == nil, let token = coordinator.token, let file = tokenFile else { return }
         do {
             try file.save(token, for: tokenKey(fingerprint: fingerprint))
         } catch {

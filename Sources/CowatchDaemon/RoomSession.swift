@@ -219,6 +219,7 @@ actor RoomSession {
 
     /// One connection, from connect to close; says how it ended.
     private func connectOnce() async -> LinkOutcome {
+        if let syncplay = room.syncplay { return await connectToSyncplay(syncplay) }
         do {
             // The invite's other addresses, unless a cluster server sent us elsewhere.
             let alternates = route.target.host == room.serverHost && route.target.port == room.serverPort ? room.alternates : []
@@ -238,6 +239,20 @@ actor RoomSession {
                 await self.session(inbound: inbound, send: send, fingerprint: fingerprint)
             }
             return outcome
+        } catch {
+            return .lost(error)
+        }
+    }
+
+    /// One connection to a Syncplay server's room, which `SyncplayLink` presents as a room server.
+    private func connectToSyncplay(_ syncplay: SyncplayRoomSettings) async -> LinkOutcome {
+        let settings = SyncplayLink.Settings(
+            host: syncplay.address.host, port: syncplay.address.port, client: syncplay.client(name: configuration.name),
+            extraTrustRoots: syncplay.extraTrustRoots)
+        do {
+            return try await SyncplayLink.connect(settings: settings, logger: logger, clock: clock) { inbound, send, fingerprint in
+                await self.session(inbound: inbound, send: send, fingerprint: fingerprint)
+            }
         } catch {
             return .lost(error)
         }
@@ -593,7 +608,7 @@ actor RoomSession {
     /// in the log and as an error event; `join` may try again.
     private func reportStayingOut(_ refusal: CowatchError) {
         guard refusal.code != .kicked else { return }  // already said when it arrived
-        let advice = RefusalAdvice.line(for: refusal, room: room.room, name: configuration.name)
+        let advice = RefusalAdvice.line(for: refusal, room: room.room, name: configuration.name, syncplay: room.syncplay != nil)
         logger.warning("\(advice) (\(refusal.code.rawValue): \(refusal.message))")
         publishError(CowatchError(refusal.code, advice))
         showOnScreen(advice)

@@ -47,6 +47,9 @@ public struct RoomSettings: Sendable, Equatable {
     /// Hosting: this machine's Tailscale MagicDNS name, for invites (asked at start when a
     /// Tailscale interface is up).
     public var tailscaleName: String?
+    /// Joining a Syncplay server's room instead of a Cowatch room (`--join syncplay://…`); the
+    /// daemon then talks to it through `SyncplayLink`. nil for a Cowatch room.
+    public var syncplay: SyncplayRoomSettings?
 
     public init(
         room: String, serverHost: String, serverPort: Int, hostAddress: String? = nil, hostPort: Int? = nil,

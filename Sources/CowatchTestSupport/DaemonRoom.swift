@@ -31,6 +31,9 @@ public final class DaemonRoom {
         /// No server: the first daemon added hosts the room (`--host 127.0.0.1:PORT --room NAME`,
         /// on a port that was free a moment ago), the others join it.
         case hostedByFirst
+        /// A Syncplay server already running on loopback `port`: every daemon joins
+        /// `syncplay://127.0.0.1:PORT/NAME` (through its link, when the room has them).
+        case syncplay(port: Int)
     }
 
     /// The room's name (`--room`).
@@ -52,6 +55,7 @@ public final class DaemonRoom {
     private var ownServer: ServerProcess?
     private let serverArguments: [String]
     private let hosted: Bool
+    private let syncplay: Bool
     private let commonArguments: [String]
     private let impairments: [(up: LinkImpairment, down: LinkImpairment)]
     private let wantsListeners: Bool
@@ -99,6 +103,7 @@ public final class DaemonRoom {
         impairments = links
         wantsListeners = listeners
         wantsProbes = probes
+        if case .syncplay = venue { syncplay = true } else { syncplay = false }
         switch venue {
         case .server(let arguments):
             serverArguments = arguments
@@ -109,6 +114,10 @@ public final class DaemonRoom {
             serverArguments = []
             hosted = true
             port = freeLoopbackPort()
+        case .syncplay(let port):
+            serverArguments = []
+            hosted = false
+            self.port = port
         }
     }
 
@@ -182,7 +191,7 @@ public final class DaemonRoom {
                     links.append(link)
                     target = "127.0.0.1:\(link.port)"
                 }
-                flags = ["--join", target, "--room", self.name]
+                flags = syncplay ? ["--join", "syncplay://\(target)/\(self.name)"] : ["--join", target, "--room", self.name]
             }
         }
         return (media, flags)

@@ -14,6 +14,12 @@ public final class SyncplayServerProcess {
     public let directory: String
     /// The message of the day this server says in its `Hello`.
     public let motd: String
+    /// With `tls`: the PEM file of the test authority that signed the server's certificate (for
+    /// `localhost` and 127.0.0.1), for `--syncplay-ca-file`.
+    public var authorityFile: String? {
+        let path = directory + "/tls/authority.pem"
+        return FileManager.default.fileExists(atPath: path) ? path : nil
+    }
 
     /// Where Debian installs it; nil when it is not installed (`make test-deps` installs it).
     public static var binary: String? {
@@ -22,10 +28,19 @@ public final class SyncplayServerProcess {
 
     /// Starts one and waits (suspended) until it accepts connections. `salt`: for managed rooms
     /// whose names survive a restart; `arguments`: more of the server's own options.
-    public static func start(password: String? = nil, salt: String? = nil, arguments: [String] = []) async throws -> SyncplayServerProcess {
+    /// `tls`: a certificate for `localhost` signed by an authority of the test's own (`authorityFile`),
+    /// given with `--tls` (the server then answers STARTTLS with yes).
+    public static func start(
+        password: String? = nil, salt: String? = nil, tls: Bool = false, arguments: [String] = []
+    ) async throws -> SyncplayServerProcess {
         guard let binary else { throw TestFailure("syncplay-server is not installed (make test-deps installs it)") }
         let directory = NSTemporaryDirectory() + "cowatch-syncplay-\(getpid())-\(UUID().uuidString.prefix(8))"
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        var arguments = arguments
+        if tls {
+            try await makeCertificates(in: directory + "/tls")
+            arguments += ["--tls", directory + "/tls"]
+        }
         let motd = "cowatch-test-\(UUID().uuidString)"
         try motd.write(toFile: directory + "/motd", atomically: true, encoding: .utf8)
         for _ in 0..<5 {
@@ -54,6 +69,31 @@ public final class SyncplayServerProcess {
         self.port = port
         self.directory = directory
         self.motd = motd
+    }
+
+    /// An authority and a certificate it signed for localhost, as syncplay-server's `--tls`
+    /// directory wants them (cert.pem, privkey.pem, chain.pem), made with the openssl tool.
+    private static func makeCertificates(in directory: String) async throws {
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        let script = """
+            set -e
+            curve="-newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes"
+            openssl req -x509 $curve -keyout authority.key -out authority.pem -days 2 -subj "/CN=Cowatch test authority"
+            openssl req $curve -keyout privkey.pem -out server.csr -subj "/CN=localhost"
+            printf 'subjectAltName=DNS:localhost,IP:127.0.0.1\\nbasicConstraints=CA:FALSE\\n' > server.ext
+            openssl x509 -req -in server.csr -CA authority.pem -CAkey authority.key -CAcreateserial -out cert.pem -days 2 -extfile server.ext
+            cp authority.pem chain.pem
+            """
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/bin/sh")
+        process.arguments = ["-c", script]
+        process.currentDirectoryURL = URL(fileURLWithPath: directory)
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle(forWritingAtPath: try logFile(directory))
+        let exit = try process.start()
+        guard await exit.wait(timeout: 30), process.terminationStatus == 0 else {
+            throw TestFailure("openssl could not make the test certificates: \((try? String(contentsOfFile: directory + "/server.log", encoding: .utf8)) ?? "")")
+        }
     }
 
     private static func logFile(_ directory: String) throws -> String {

@@ -70,9 +70,25 @@ struct CowatchDaemonCommand: AsyncParsableCommand {
     var host: String?
 
     @Option(name: .long, help: ArgumentHelp(
-        "Join the room server at HOST:PORT, or by an invite link cowatch://HOST:PORT/ROOM?secret=…&fp=sha256:… (put it in quotes).",
-        valueName: "HOST:PORT|INVITE"))
+        "Join the room server at HOST:PORT, by an invite link cowatch://HOST:PORT/ROOM?secret=…&fp=sha256:… (put it in quotes), or a Syncplay server's room syncplay://HOST[:PORT]/ROOM (port 8999 by default).",
+        valueName: "HOST:PORT|INVITE|SYNCPLAY"))
     var join: String?
+
+    @Option(name: .long, help: ArgumentHelp(
+        "With --join syncplay://…: a file (0600) holding the Syncplay server's password.", valueName: "PATH"))
+    var syncplayPasswordFile: String?
+
+    @Option(name: .long, help: ArgumentHelp(
+        "With --join syncplay://…/+ROOM:HASH: a file (0600) holding the managed room's password (AB-123-456), to control it.",
+        valueName: "PATH"))
+    var syncplayRoomPasswordFile: String?
+
+    @Flag(name: .long, help: "With --join syncplay://…: refuse a Syncplay server that offers no TLS (default: plaintext, with a warning).")
+    var syncplayRequireTls = false
+
+    @Option(name: .long, help: ArgumentHelp(
+        "With --join syncplay://…: trust the certificate authorities in this PEM file besides the system's.", valueName: "PATH"))
+    var syncplayCaFile: String?
 
     @Option(name: .long, help: ArgumentHelp(
         "Read the invite to join from this file (the host's invite-ROOM.txt or a bare link; 0600 when it holds a secret), or from standard input with -: the secret stays off the command line.",
@@ -260,6 +276,10 @@ struct CowatchDaemonCommand: AsyncParsableCommand {
         flags.logLevel = logLevel
         flags.host = host
         flags.join = join
+        flags.syncplayPasswordFile = syncplayPasswordFile
+        flags.syncplayRoomPasswordFile = syncplayRoomPasswordFile
+        flags.syncplayRequireTLS = syncplayRequireTls ? true : nil
+        flags.syncplayCAFile = syncplayCaFile
         if let joinFile {
             do {
                 guard join == nil else { throw CowatchError(.invalidConfiguration, "use either --join or --join-file, not both") }

@@ -40,15 +40,6 @@ struct ClusterTests {
     }
 
     /// Polls `condition` every 50 ms for up to `timeout` seconds.
-    static func eventually(timeout: Double, _ condition: () async throws -> Bool) async rethrows -> Bool {
-        let deadline = monotonicNow() + timeout
-        while monotonicNow() < deadline {
-            if try await condition() { return true }
-            await pause(0.05)
-        }
-        return try await condition()
-    }
-
     @Test(
         "daemons joining through different servers meet on the room's owner; when it dies the room moves and plays on",
         .enabled(if: RedisProcess.binary != nil, "redis-server is not installed: `make deps` (apt-get install redis-server) installs it"),
@@ -140,7 +131,7 @@ struct ClusterTests {
         // The owner dies without a word; its lease runs out and the room moves.
         kill(servers[0].process.processIdentifier, SIGKILL)
         let killedAt = monotonicNow()
-        let newOwner = try await Self.eventually(timeout: 30) {
+        let newOwner = try await eventually(timeout: 30) {
             let owner = try await redis.query(["GET", Self.key])
             return !owner.isEmpty && owner != servers[0].address
         }
@@ -185,7 +176,7 @@ struct ClusterTests {
         let holder = try #require(servers.first { $0.address == owner })
         let third = try #require(servers.dropFirst().first { $0.address != owner })
         try await redis.query(["SET", Self.key, third.address, "PX", "60000"])
-        let handedOver = try await Self.eventually(timeout: 20) {
+        let handedOver = try await eventually(timeout: 20) {
             let ttl = Int(try await redis.query(["PTTL", Self.key])) ?? -1
             guard ttl > 0 && ttl <= (lease ?? 10) * 1000 else { return false }
             return (try? await room.waitForParticipants(3, timeout: 0.1)) != nil
@@ -209,7 +200,7 @@ struct ClusterTests {
 
         // Everyone leaves: the owner releases the room (no need to wait for the lease).
         for daemon in room.daemons { _ = await daemon.terminate() }
-        let released = try await Self.eventually(timeout: 15) { try await redis.query(["EXISTS", Self.key]) == "0" }
+        let released = try await eventually(timeout: 15) { try await redis.query(["EXISTS", Self.key]) == "0" }
         #expect(released, "the empty room's claim was not released")
     }
 }
@@ -231,7 +222,7 @@ extension ClusterTests {
         }
         kill(redis.process.processIdentifier, SIGSTOP)
         try await room.add("dora", arguments: ["--join", server.address, "--room", "busy-room", "--no-tls"], roomFlags: false, waitJoined: false)
-        let refused = try await Self.eventually(timeout: 10) {
+        let refused = try await eventually(timeout: 10) {
             try await room.roomStatus(0)["last_error"]?["code"]?.stringValue == "server-busy"
         }
         let lastStatus = (try? await room.roomStatus(0)).map { "\($0)" } ?? "?"

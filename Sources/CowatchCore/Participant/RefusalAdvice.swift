@@ -4,7 +4,12 @@
 /// Threading: pure.
 public enum RefusalAdvice {
     /// One line for `refusal` in room `room`, joining as `name`.
-    public static func line(for refusal: CowatchError, room: String, name: String) -> String {
+    public static func line(for refusal: CowatchError, room: String, name: String, syncplay: Bool = false) -> String {
+        if syncplay {
+            // A Syncplay server's own words; its password is the only secret it knows.
+            let check = refusal.code == .authFailed ? " — check the file given with --syncplay-password-file" : ""
+            return "out of Syncplay room \(room): \(refusal.message)\(check); cowatch join tries again"
+        }
         switch refusal.code {
         case .nameTaken:
             return "the name \(name) is taken in room \(room) (someone holds it now, or held it a moment ago): "

@@ -1,0 +1,101 @@
+import CowatchCore
+import Foundation
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// How this daemon joins a Syncplay server's room (`--join syncplay://HOST[:PORT]/ROOM`).
+/// Threading: a value type.
+public struct SyncplayRoomSettings: Sendable, Equatable {
+    public var address: SyncplayAddress
+    /// The MD5 hex of the server's password (Syncplay's scheme), from `--syncplay-password-file`.
+    public var passwordHash: SyncplaySecret?
+    /// A managed room's controller password (`AB-123-456`), from `--syncplay-room-password-file`.
+    public var roomPassword: SyncplaySecret?
+    /// Refuse a server without TLS (`--syncplay-require-tls`). Default false: plaintext with a warning.
+    public var requireTLS = false
+    /// Certificate authorities trusted besides the system's, a PEM file (`--syncplay-ca-file`).
+    public var extraTrustRoots: String?
+
+    public init(address: SyncplayAddress) {
+        self.address = address
+    }
+
+    /// What `SyncplayClient` is configured with for a daemon named `name`.
+    func client(name: String) -> SyncplayClient.Configuration {
+        var room = address.room
+        if let password = roomPassword?.text, SyncplayManagedRoom.parse(room) != nil { room += ":" + password }
+        return SyncplayClient.Configuration(
+            username: name, room: room, passwordHash: passwordHash?.text, requireTLS: requireTLS)
+    }
+}
+
+/// A Syncplay password (or its hash) that prints as "…".
+public struct SyncplaySecret: Sendable, Equatable, CustomStringConvertible {
+    public let text: String
+    public init(_ text: String) { self.text = text }
+    public var description: String { "…" }
+}
+
+extension DaemonConfiguration {
+    /// The Syncplay settings beside a `syncplay://` join: `syncplay-password-file` (the server's
+    /// password), `syncplay-room-password-file` (a managed room's), `syncplay-require-tls`,
+    /// `syncplay-ca-file`. Passwords come only from files (0600, owned by this user), never flags.
+    /// Errors: `invalid-configuration`, `unsafe-path`.
+    static func loadSyncplay(_ address: SyncplayAddress, layered: LayeredConfig) throws(CowatchError) -> SyncplayRoomSettings {
+        var settings = SyncplayRoomSettings(address: address)
+        if let path = try layered.string("syncplay-password-file") {
+            let password = try SyncplayPasswordReader.read(path: path, what: "Syncplay server password file")
+            settings.passwordHash = SyncplaySecret(SyncplayPassword.hash(password))
+        }
+        if let path = try layered.string("syncplay-room-password-file") {
+            let password = try SyncplayPasswordReader.read(path: path, what: "Syncplay room password file")
+            guard SyncplayManagedRoom.isPassword(password) else {
+                throw CowatchError(.invalidConfiguration, "\(path): a Syncplay room password looks like AB-123-456")
+            }
+            guard SyncplayManagedRoom.parse(address.room) != nil else {
+                throw CowatchError(
+                    .invalidConfiguration, "--syncplay-room-password-file is for a managed room (+name:HASH), and \(address.room) is not one")
+            }
+            settings.roomPassword = SyncplaySecret(password)
+        }
+        settings.requireTLS = try layered.bool("syncplay-require-tls") ?? false
+        if let path = try layered.string("syncplay-ca-file") {
+            guard FileManager.default.isReadableFile(atPath: path) else {
+                throw CowatchError(.invalidConfiguration, "syncplay-ca-file \(path) cannot be read")
+            }
+            settings.extraTrustRoots = path
+        }
+        return settings
+    }
+}
+
+/// Reads a Syncplay password file: one line, checked like a room secret file (a regular file of
+/// this user that nobody else may read), without its line break.
+enum SyncplayPasswordReader {
+    static func read(path: String, what: String) throws(CowatchError) -> String {
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK)
+        guard descriptor >= 0 else {
+            throw CowatchError(.invalidConfiguration, "cannot read \(what) \(path): \(String(cString: strerror(errno)))")
+        }
+        defer { close(descriptor) }
+        var status = stat()
+        guard fstat(descriptor, &status) == 0 else {
+            throw CowatchError(.invalidConfiguration, "cannot read \(what) \(path): \(String(cString: strerror(errno)))")
+        }
+        try RoomSecretFile.check(
+            .init(
+                isRegularFile: (status.st_mode & S_IFMT) == S_IFREG, mode: UInt32(status.st_mode & 0o7777),
+                owner: UInt32(status.st_uid)),
+            path: path, user: UInt32(geteuid()))
+        var bytes = try SecretFileRead.bytes(of: descriptor, limit: 1024, what: "\(what) \(path)")
+        defer { for index in bytes.indices { bytes[index] = 0 } }
+        while let last = bytes.last, last == 0x0A || last == 0x0D { bytes.removeLast() }
+        guard bytes.count <= 1024, !bytes.isEmpty, let text = String(validating: bytes, as: UTF8.self), ControlCharacters.isClean(text)
+        else {
+            throw CowatchError(.invalidConfiguration, "\(what) \(path) must hold one line of 1–1024 bytes without control characters")
+        }
+        return text
+    }
+}

@@ -1,0 +1,247 @@
+import CowatchCore
+import Foundation
+import Logging
+import NIOCore
+import NIOPosix
+import NIOSSL
+
+/// One connection to a Syncplay server, handed to the room session as if it were a Cowatch room
+/// server's: `connect` gives `body` the same inbound sequence of `ServerMessage`s and the same
+/// `send` of `ClientMessage`s as `RoomConnection.connect`, and `SyncplayBridge` translates
+/// between the two protocols in between.
+///
+/// TLS is Syncplay's STARTTLS: asked for first, started in place when the server says yes,
+/// verified against the system's certificate authorities (and `Settings.extraTrustRoots`) and
+/// the server's host name. A server without TLS is used in plaintext with a warning, or refused
+/// (`SyncplayClient.Configuration.requireTLS`).
+///
+/// Threading: `send` may be called from any task; one driver task owns the bridge and carries
+/// out its actions in order. Errors: `io-error` (cannot connect, closed); `certificate-mismatch`
+/// (the server's certificate fails verification: retrying cannot help); `tls-failed`; and from
+/// the inbound sequence, what the bridge gives up with (`timeout` for a silent server,
+/// `protocol-violation`, `unknown-command`). A refusal the daemon must not retry (a wrong
+/// server password; TLS required and not offered) arrives as a room `error` message first.
+public enum SyncplayLink {
+    public struct Settings: Sendable {
+        public var host: String
+        public var port: Int
+        public var client: SyncplayClient.Configuration
+        /// A PEM file of certificate authorities trusted besides the system's (a server with a
+        /// private authority); nil: the system's only.
+        public var extraTrustRoots: String?
+
+        public init(host: String, port: Int, client: SyncplayClient.Configuration, extraTrustRoots: String? = nil) {
+            self.host = host
+            self.port = port
+            self.client = client
+            self.extraTrustRoots = extraTrustRoots
+        }
+    }
+
+    /// Events queued for the driver before a flood is given up on.
+    static let queueLimit = 4096
+    /// How often the driver looks for a silent server.
+    static let tickInterval = 0.5
+
+    enum Event: Sendable {
+        case line([UInt8])
+        case tooLong
+        case closed((any Error)?)
+        case daemon(ClientMessage)
+        case tick
+    }
+
+    public static func connect<Result: Sendable>(
+        settings: Settings, logger: Logger, clock: any MonotonicClock,
+        _ body: @Sendable (
+            _ inbound: AsyncThrowingStream<RoomConnection.Arrival, any Error>, _ send: @escaping RoomConnection.Send,
+            _ fingerprint: String
+        ) async throws -> Result
+    ) async throws -> Result {
+        let channel = try await open(settings)
+        return try await channel.executeThenClose { inbound, outbound in
+            let (events, eventsContinuation) = AsyncStream.makeStream(of: Event.self, bufferingPolicy: .bufferingOldest(queueLimit))
+            let (messages, messagesContinuation) = AsyncThrowingStream.makeStream(
+                of: RoomConnection.Arrival.self, bufferingPolicy: .bufferingOldest(queueLimit))
+            return try await withThrowingTaskGroup(of: Void.self) { group in
+                group.addTask {
+                    var framer = LineFramer(maxLineBytes: SyncplayCodec.maxLineBytes)
+                    do {
+                        for try await chunk in inbound {
+                            for item in chunk.withUnsafeReadableBytes({ framer.feed($0) }) {
+                                guard case .line(let line) = item else {
+                                    eventsContinuation.yield(.tooLong)
+                                    return
+                                }
+                                eventsContinuation.yield(.line(line))
+                            }
+                        }
+                        eventsContinuation.yield(.closed(nil))
+                    } catch {
+                        eventsContinuation.yield(.closed(error))
+                    }
+                }
+                group.addTask {
+                    while true {
+                        try await clock.sleep(seconds: tickInterval)
+                        eventsContinuation.yield(.tick)
+                    }
+                }
+                group.addTask {
+                    var driver = Driver(
+                        settings: settings, logger: logger, clock: clock, channel: channel.channel, outbound: outbound,
+                        messages: messagesContinuation)
+                    await driver.run(events)
+                }
+                defer {
+                    eventsContinuation.finish()
+                    group.cancelAll()
+                }
+                return try await body(messages, { message in eventsContinuation.yield(.daemon(message)) }, "")
+            }
+        }
+    }
+
+    /// The TCP connection (TLS comes later, if the server says yes).
+    private static func open(_ settings: Settings) async throws -> NIOAsyncChannel<ByteBuffer, ByteBuffer> {
+        do {
+            return try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+                .channelOption(.socketOption(.tcp_nodelay), value: 1)
+                .connectTimeout(.seconds(5))
+                .connect(host: settings.host, port: settings.port) { channel in
+                    channel.eventLoop.makeCompletedFuture {
+                        try NIOAsyncChannel<ByteBuffer, ByteBuffer>(wrappingChannelSynchronously: channel)
+                    }
+                }
+        } catch {
+            throw CowatchError(
+                .ioError,
+                "cannot reach the Syncplay server at \(Invite.authority(host: settings.host, port: settings.port)): \(RoomConnection.describeConnectFailure(error))")
+        }
+    }
+}
+
+extension SyncplayLink {
+    /// Owns the bridge: feeds it the server's lines, the daemon's messages and the ticks, and
+    /// carries out what it says.
+    struct Driver {
+        let settings: Settings
+        let logger: Logger
+        let clock: any MonotonicClock
+        let channel: any Channel
+        let outbound: NIOAsyncChannelOutboundWriter<ByteBuffer>
+        let messages: AsyncThrowingStream<RoomConnection.Arrival, any Error>.Continuation
+        var bridge: SyncplayBridge
+        var startedTLS = false
+
+        init(
+            settings: Settings, logger: Logger, clock: any MonotonicClock, channel: any Channel,
+            outbound: NIOAsyncChannelOutboundWriter<ByteBuffer>, messages: AsyncThrowingStream<RoomConnection.Arrival, any Error>.Continuation
+        ) {
+            self.settings = settings
+            self.logger = logger
+            self.clock = clock
+            self.channel = channel
+            self.outbound = outbound
+            self.messages = messages
+            bridge = SyncplayBridge(configuration: settings.client)
+        }
+
+        var authority: String { Invite.authority(host: settings.host, port: settings.port) }
+
+        mutating func run(_ events: AsyncStream<Event>) async {
+            do {
+                try await perform(bridge.connected(now: clock.now()))
+                for await event in events {
+                    let now = clock.now()
+                    switch event {
+                    case .line(let line):
+                        do {
+                            let commands = try SyncplayCodec.decode(line: line)
+                            logger.trace("syncplay line", metadata: ["cowatch.syncplay.commands": "\(commands.count)"])
+                            try await perform(bridge.received(commands, now: now))
+                        } catch let error as CowatchError {
+                            try await perform(bridge.receivedBadLine(error))
+                        }
+                    case .tooLong:
+                        throw CowatchError(.protocolViolation, "the Syncplay server sent a line longer than \(SyncplayCodec.maxLineBytes) bytes")
+                    case .closed(let error):
+                        throw describe(error)
+                    case .daemon(let message):
+                        try await perform(bridge.fromDaemon(message, now: now))
+                    case .tick:
+                        try await perform(bridge.tick(now: now))
+                    }
+                }
+                messages.finish(throwing: CancellationError())
+            } catch {
+                messages.finish(throwing: error)
+            }
+        }
+
+        private mutating func perform(_ actions: [SyncplayBridge.Action]) async throws {
+            for action in actions {
+                switch action {
+                case .syncplay(let commands):
+                    try await outbound.write(ByteBuffer(bytes: SyncplayCodec.encode(commands)))
+                case .startTLS:
+                    try await startTLS()
+                case .deliver(let message):
+                    if case .dropped = messages.yield(RoomConnection.Arrival(message: message, at: clock.now())) {
+                        throw CowatchError(.flooding, "the Syncplay server sent faster than we can follow")
+                    }
+                case .plaintext:
+                    logger.warning(
+                        "the Syncplay server at \(authority) offers no TLS: names, chat and the server password go in clear (--syncplay-require-tls refuses such servers)")
+                case .managedRoomCreated(let room, _):
+                    logger.notice("the Syncplay server made the managed room \(room) for us")
+                case .fail(let error):
+                    if error.code == .authFailed || error.code == .tlsFailed {
+                        // The daemon stays out instead of retrying the same refusal.
+                        _ = messages.yield(RoomConnection.Arrival(message: .error(code: error.code.rawValue, message: error.message), at: clock.now()))
+                    }
+                    throw error
+                }
+            }
+        }
+
+        /// STARTTLS: TLS goes in front of everything in the pipeline, before the next line.
+        private mutating func startTLS() async throws {
+            var configuration = TLSConfiguration.makeClientConfiguration()
+            configuration.minimumTLSVersion = .tlsv12
+            configuration.certificateVerification = .fullVerification
+            if let extra = settings.extraTrustRoots {
+                configuration.additionalTrustRoots = [.file(extra)]
+            }
+            let context: NIOSSLContext
+            do {
+                context = try NIOSSLContext(configuration: configuration)
+            } catch {
+                throw CowatchError(.tlsFailed, "cannot set up TLS for the Syncplay server: \(error)")
+            }
+            // An address has no name to verify or send (SNI); the certificate must still be valid.
+            let name: String? = IPAddressBytes(text: settings.host) == nil ? settings.host : nil
+            let channel = channel
+            try await channel.eventLoop.submit {
+                try channel.pipeline.syncOperations.addHandler(NIOSSLClientHandler(context: context, serverHostname: name), position: .first)
+            }.get()
+            startedTLS = true
+        }
+
+        /// Why the connection ended, in a person's words.
+        private func describe(_ error: (any Error)?) -> CowatchError {
+            guard let error else { return CowatchError(.ioError, "the Syncplay server at \(authority) closed the connection") }
+            if let error = error as? CowatchError { return error }
+            let text = String(describing: error)
+            if startedTLS, error is NIOSSLError || text.contains("CERTIFICATE_VERIFY_FAILED") {
+                if text.contains("CERTIFICATE_VERIFY_FAILED") || text.contains("certificate verify failed") {
+                    return CowatchError(
+                        .certificateMismatch,
+                        "the Syncplay server at \(authority) has a certificate that is not valid for \(settings.host) or not signed by an authority this machine trusts (--syncplay-ca-file adds one): not connecting")
+                }
+                return CowatchError(.tlsFailed, "the TLS handshake with the Syncplay server at \(authority) failed: \(text)")
+            }
+            return CowatchError(.ioError, "the connection to the Syncplay server at \(authority) failed: \(text)")
+        }
+    }
+}

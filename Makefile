@@ -32,12 +32,13 @@ deps:
 
 # The hosting-from-home tests' router: miniupnpd (UPnP-IGD, NAT-PMP, PCP) over nftables, in
 # network namespaces made with iproute2 (the tests are skipped, visibly, when not root); the
-# Syncplay tests' peer: Debian's syncplay-server (without its recommended certbot) and the
-# pyOpenSSL its --tls needs.
+# Syncplay tests' peers: Debian's syncplay-server (without its recommended certbot), the
+# pyOpenSSL its --tls needs, and Syncplay's own client (run --no-gui) with the mpv it drives.
 test-deps: deps
-	@{ command -v syncplay-server >/dev/null || [ -x /usr/bin/syncplay-server ]; } && /usr/bin/python3 -c 'import OpenSSL' 2>/dev/null || { \
-	  echo "installing: syncplay-server python3-openssl"; \
-	  $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq --no-install-recommends syncplay-server python3-openssl >/dev/null; }
+	@{ command -v syncplay-server >/dev/null || [ -x /usr/bin/syncplay-server ]; } && [ -x /usr/bin/syncplay ] && [ -x /usr/bin/mpv ] \
+	  && /usr/bin/python3 -c 'import OpenSSL' 2>/dev/null || { \
+	  echo "installing: syncplay-server syncplay mpv python3-openssl"; \
+	  $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq --no-install-recommends syncplay-server syncplay mpv python3-openssl >/dev/null; }
 	@missing=""; \
 	[ -x /usr/sbin/miniupnpd ] || missing="$$missing miniupnpd-nftables"; \
 	command -v nft >/dev/null || [ -x /usr/sbin/nft ] || missing="$$missing nftables"; \

@@ -133,8 +133,10 @@ struct SyncplayDaemonTests {
         #expect(server.log.contains("TLS support is enabled"), "\(server.log)")
         let film = try await TestMedia.file(.audioVideo)
         let link = "syncplay://localhost:\(server.port)/evening"
+        // The test authority is trusted through the environment, not the system's store.
         let alice = try await DaemonProcess(
-            name: "alice", media: film, extraArguments: ["--join", link, "--syncplay-require-tls", "--syncplay-ca-file", try #require(server.authorityFile)])
+            name: "alice", media: film, extraArguments: ["--join", link, "--syncplay-require-tls"],
+            environment: ["COWATCH_SYNCPLAY_CA_FILE": try #require(server.authorityFile)])
         defer { alice.terminateInBackground() }
         let client = try alice.client()
         #expect(try await eventually(timeout: 20) { try await client.request(.getStatus)["room"]?["session"] == "joined" }, "\(alice.stderr)")

@@ -167,7 +167,10 @@ public struct SyncplayBridge: Sendable {
         case .open:
             return [Self.unsupported(request.id, "switching media in a Syncplay room is not supported from Cowatch yet")]
         }
-        var actions = translate(client.localChange(paused: paused, position: position, seek: request.kind == .seek, now: now), now: now)
+        // Pressing play says "ready", as in a Cowatch room (the coordinator counts it so) and as
+        // Syncplay's own client does.
+        var actions = request.kind == .play && !client.ready ? translate(client.readinessChanged(true), now: now) : []
+        actions += translate(client.localChange(paused: paused, position: position, seek: request.kind == .seek, now: now), now: now)
         actions.append(.deliver(.applied(timeline: nextTimeline(client.timeline), notice: notice, actionID: request.id)))
         return actions
     }

@@ -114,7 +114,8 @@ public struct SyncplayClient: Sendable {
     public private(set) var room: String
 
     private var file: SyncplayFile?
-    private var ready = false
+    /// Whether this viewer said it is ready.
+    public private(set) var ready = false
     private var clientIgnoring = 0
     private var serverIgnoring = 0
     private var lastStateAt: Double?

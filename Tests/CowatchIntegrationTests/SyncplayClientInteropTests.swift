@@ -1,0 +1,79 @@
+import CowatchClient
+import CowatchCore
+import CowatchObserver
+import CowatchTestSupport
+import Foundation
+import Testing
+
+/// Issue 24, part 1, with Syncplay itself on the other side: a Cowatch daemon and Debian's own
+/// Syncplay client (`syncplay --no-gui` driving a headless mpv) in a room of Debian's
+/// `syncplay-server`. Each side's actions are made the way its person makes them (the daemon's
+/// control socket; the Syncplay console and its mpv), and each player is read through its own
+/// mpv IPC socket.
+@Suite(
+    "Syncplay: a Cowatch daemon beside Syncplay's own client", .serialized, .realProcesses,
+    .enabled(if: SyncplayServerProcess.binary != nil && SyncplayClientProcess.binary != nil,
+        "syncplay-server or syncplay (with mpv) is not installed: `make test-deps` installs them"))
+struct SyncplayClientInteropTests {
+    @Test("pause, play, seek, chat and readiness each way between a Cowatch daemon and a Syncplay client")
+    func eachWay() async throws {
+        let server = try await SyncplayServerProcess.start()
+        let film = try await TestMedia.file(.audioVideo)
+        let room = try await DaemonRoom(names: ["alice"], media: film, room: "mixed", venue: .syncplay(port: server.port), probes: true)
+        defer { room.stopInBackground() }
+        let alice = room.clients[0]
+        let carol = try SyncplayClientProcess(name: "carol", port: server.port, room: "mixed", media: film)
+        defer { carol.terminateInBackground() }
+        let carolPlayer = try await carol.playerProbe()
+        _ = try await room.expectNotices("join", actor: "carol", timeout: 30)
+        func carolPaused() async throws -> Bool? { try await carolPlayer.request(.getProperty("pause")).boolValue }
+        func carolAt() async throws -> Double { try await carolPlayer.request(.getProperty("time-pos")).numberValue ?? -1 }
+
+        // alice plays: Syncplay's client starts, and says who.
+        try await alice.request(.play)
+        #expect(try await eventually(timeout: 15) { try await carolPaused() == false }, "\(carol.log)")
+        #expect(await eventually(timeout: 10) { carol.log.contains("alice unpaused") }, "\(carol.log)")
+        let playing = await SkewSampler(clients: [room.probes[0], carolPlayer]).skews(count: 10, interval: 0.1, rate: 1)
+        print("syncplay-interop: skew daemon↔Syncplay client after alice's play: max \(playing.max() ?? .nan) s")
+
+        // carol pauses at her console: alice hears who, and stops.
+        carol.say("p")
+        _ = try await room.expectNotices("pause", actor: "carol", timeout: 15)
+        #expect(try await eventually(timeout: 5) { try await alice.status().paused })
+        let pausedAt = try await carolAt()
+        #expect(abs((try await alice.status().position ?? -1) - pausedAt) < 0.5, "alice vs carol's paused position \(pausedAt)")
+
+        // carol seeks in her player: alice goes there, and hears who.
+        _ = try await carolPlayer.request([.string("seek"), .number(40), .string("absolute")])
+        let seek = try await room.expectNotices("seek", actor: "carol", timeout: 15)
+        #expect(abs((seek[0].fields["to"]?.numberValue ?? -1) - 40) < 1.5, "\(seek)")
+        #expect(try await eventually(timeout: 10) { abs((try await alice.status().position ?? -1) - 40) < 1.5 })
+
+        // alice seeks to 50 s (the film is 75 s long) and plays: Syncplay's client follows, saying who.
+        try await alice.request(.seek(seconds: 50, mode: .absolute))
+        #expect(try await eventually(timeout: 15) { abs(try await carolAt() - 50) < 1.5 }, "\(carol.log)")
+        #expect(await eventually(timeout: 10) { carol.log.contains("alice jumped") }, "\(carol.log)")
+        try await alice.request(.play)
+        #expect(try await eventually(timeout: 15) { try await carolPaused() == false }, "\(carol.log)")
+
+        // Chat each way.
+        _ = try await alice.request(.chat("hello from Cowatch"))
+        #expect(await eventually(timeout: 10) { carol.log.contains("hello from Cowatch") }, "\(carol.log)")
+        carol.say("ch hello from Syncplay")
+        let line = try #require(try await room.listeners[0].waitForEvent(named: "chat", timeout: 15) {
+            $0.fields["text"]?.stringValue == "hello from Syncplay"
+        })
+        #expect("\(line.fields)".contains("carol"), "\(line)")
+
+        // Readiness each way: carol toggles hers (alice hears it); alice's shows in carol's user list.
+        carol.say("t")
+        _ = try await room.expectNotices("ready", actor: "carol", timeout: 15)
+        _ = try await alice.request(.setReady(true))
+        // Its console lists "(Ready) <alice> is playing:" when asked (`l`).
+        #expect(await eventually(timeout: 10) {
+            carol.say("l")
+            await pause(0.5)
+            return carol.log.split(separator: "\n").contains { $0.contains("(Ready) <alice>") }
+        }, "\(carol.log)")
+    }
+}

@@ -24,8 +24,9 @@ public final class SyncplayClientProcess {
             .flatMap { _ in FileManager.default.isExecutableFile(atPath: "/usr/bin/mpv") ? "/usr/bin/syncplay" : nil }
     }
 
-    /// Starts it: joins `room` on the Syncplay server at 127.0.0.1:`port` as `name`, playing `media`.
-    public init(name: String, port: Int, room: String, media: String) throws {
+    /// Starts it: joins `room` on the Syncplay server at 127.0.0.1:`port` as `name`, playing
+    /// `media`; `playerArguments` go to its mpv (`--ao-null-buffer=0.05`, …).
+    public init(name: String, port: Int, room: String, media: String, playerArguments: [String] = []) throws {
         guard let binary = Self.binary else { throw TestFailure("syncplay (and mpv) are not installed (make test-deps installs them)") }
         self.name = name
         directory = NSTemporaryDirectory() + "cowatch-syncplay-client-\(getpid())-\(UUID().uuidString.prefix(8))"
@@ -37,7 +38,7 @@ public final class SyncplayClientProcess {
         process.arguments = [
             "--no-gui", "--no-store", "-a", "127.0.0.1:\(port)", "-n", name, "-r", room, "--player-path", "/usr/bin/mpv", media,
             "--", "--vo=null", "--ao=null", "--force-window=no", "--input-ipc-server=\(mpvSocket)",
-        ]
+        ] + playerArguments
         var environment = ProcessInfo.processInfo.environment
         environment["HOME"] = directory + "/home"
         environment["XDG_CONFIG_HOME"] = directory + "/home/.config"

@@ -1,5 +1,6 @@
 import Configuration
 import CowatchCore
+import CowatchNet
 import Foundation
 
 #if canImport(Glibc)

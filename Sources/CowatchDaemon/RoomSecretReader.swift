@@ -1,4 +1,5 @@
 import CowatchCore
+import CowatchNet
 import Foundation
 
 #if canImport(Glibc)

@@ -30,7 +30,7 @@ public final class ServerProcess {
         try self.init(
             launching: requestedPort, extraArguments: extraArguments, stateDirectory: stateDirectory, openFiles: openFiles,
             executable: executable)
-        try readBanner(tls: !extraArguments.contains("--no-tls"))
+        try readBanner(tls: !extraArguments.contains("--no-tls"), syncplay: extraArguments.contains("--syncplay-listen"))
     }
 
     /// The same, suspended (its first lines read on a thread of their own) until it reports its port.
@@ -41,7 +41,7 @@ public final class ServerProcess {
         let server = try ServerProcess(
             launching: requestedPort, extraArguments: extraArguments, stateDirectory: stateDirectory, openFiles: openFiles,
             executable: executable)
-        try await offPool { try server.readBanner(tls: !extraArguments.contains("--no-tls")) }
+        try await offPool { try server.readBanner(tls: !extraArguments.contains("--no-tls"), syncplay: extraArguments.contains("--syncplay-listen")) }
         return server
     }
 
@@ -63,8 +63,9 @@ public final class ServerProcess {
         exit = try process.start()
     }
 
-    /// Reads the server's first lines (blocking): where it listens, and with TLS its fingerprint.
-    private func readBanner(tls: Bool) throws {
+    /// Reads the server's first lines (blocking): where it listens, with TLS its fingerprint, and
+    /// with `--syncplay-listen` where Syncplay clients connect.
+    private func readBanner(tls: Bool, syncplay: Bool) throws {
         guard let output else { return }
         defer { self.output = nil }
         // The first line says where it listens: "cowatch-server: listening on 127.0.0.1:PORT".
@@ -91,7 +92,23 @@ public final class ServerProcess {
             let words = String(decoding: second, as: UTF8.self).split(separator: " ")
             fingerprint = words.first { $0.hasPrefix("sha256:") }.map(String.init)
         }
+        if syncplay {
+            var third = Data()
+            while monotonicNow() < deadline {
+                let byte = output.fileHandleForReading.readData(ofLength: 1)
+                if byte.isEmpty || byte == Data("\n".utf8) { break }
+                third.append(byte)
+            }
+            let text = String(decoding: third, as: UTF8.self)
+            guard text.contains("Syncplay clients on"), let port = text.split(separator: ":").last.flatMap({ Int($0) }) else {
+                throw TestFailure("cowatch-server did not say where Syncplay clients connect: \"\(text)\"")
+            }
+            syncplayPort = port
+        }
     }
+
+    /// With `--syncplay-listen`: the port Syncplay clients connect to.
+    public private(set) var syncplayPort: Int?
 
     /// The TLS certificate's fingerprint (`sha256:…`), nil with --no-tls.
     public private(set) var fingerprint: String?

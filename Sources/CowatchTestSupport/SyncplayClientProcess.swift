@@ -60,7 +60,8 @@ public final class SyncplayClientProcess {
     private func endPlayer() {
         let pkill = Process()
         pkill.executableURL = URL(fileURLWithPath: "/usr/bin/pkill")
-        pkill.arguments = ["-f", "input-ipc-server=\(mpvSocket)"]
+        // SIGKILL: it inherits an ignored SIGTERM from Syncplay.
+        pkill.arguments = ["-KILL", "-f", "input-ipc-server=\(mpvSocket)"]
         try? pkill.run()
     }
 

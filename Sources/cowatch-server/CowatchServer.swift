@@ -123,6 +123,16 @@ struct CowatchServer: AsyncParsableCommand {
     @Option(help: ArgumentHelp("With --map-port: the lease asked of the router, 30-86400 seconds, renewed at half (default: 3600).", valueName: "SECONDS"))
     var mapLease: Double?
 
+    @Option(help: ArgumentHelp(
+        "Also take stock Syncplay clients (desktop, mobile, Kodi) into this server's rooms on [ADDR:]PORT (Syncplay's usual port is 8999). They cannot join rooms with a secret.",
+        valueName: "[ADDR:]PORT"))
+    var syncplayListen: String?
+
+    @Option(help: ArgumentHelp(
+        "With --syncplay-listen: a file (0600) holding the password Syncplay clients must give (Syncplay sends it as an unsalted MD5).",
+        valueName: "PATH"))
+    var syncplayPasswordFile: String?
+
     @Option(help: ArgumentHelp("Log level on stderr: trace, debug, info, notice, warning, error, critical.", valueName: "LEVEL"))
     var logLevel = "warning"
 
@@ -217,10 +227,12 @@ struct CowatchServer: AsyncParsableCommand {
         } catch {
             fail(error.message, code: 2)
         }
+        let boundPort = Reply<Int>()
         let server = RoomServer(
             host: host, port: port, configuration: configuration, state: state, identity: identity,
             cluster: clusterConfiguration(), realtimePriority: realtimePriority, logger: logger
         ) { host, port in
+            boundPort.resume(port)
             // Scripts and tests read the first line to learn the port.
             var lines = "cowatch-server: listening on \(host):\(port)\n"
             if let identity {
@@ -229,6 +241,7 @@ struct CowatchServer: AsyncParsableCommand {
             FileHandle.standardOutput.write(Data(lines.utf8))
         }
         var services: [ServiceGroupConfiguration.ServiceConfiguration] = [.init(service: server)]
+        if let gateway = syncplayGateway(roomPort: boundPort, identity: identity, logger: logger) { services.append(.init(service: gateway)) }
         if let mapper = try portMapper(port: port, logger: logger) { services.append(.init(service: mapper)) }
         let group = ServiceGroup(
             configuration: .init(services: services, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
@@ -331,6 +344,35 @@ struct CowatchServer: AsyncParsableCommand {
         var limit = rlimit()
         guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0, limit.rlim_cur != rlim_t.max else { return Int.max / 2 }
         return Int(clamping: limit.rlim_cur)
+    }
+
+    /// `--syncplay-listen`: the listener that takes Syncplay clients into this server's rooms;
+    /// nil when not asked for. Exits 2 on a bad value or an unusable password file.
+    func syncplayGateway(roomPort: Reply<Int>, identity: ServerIdentity?, logger: Logger) -> SyncplayGateway? {
+        guard let syncplayListen else {
+            if syncplayPasswordFile != nil { fail("--syncplay-password-file needs --syncplay-listen", code: 2) }
+            return nil
+        }
+        let endpoint: Endpoint
+        do {
+            endpoint = try Endpoint(parsing: syncplayListen, defaultHost: "0.0.0.0")
+        } catch {
+            fail("--syncplay-listen: \(error.message)", code: 2)
+        }
+        var guest = SyncplayGuest.Configuration()
+        if let path = syncplayPasswordFile {
+            do {
+                guest.passwordHash = SyncplayPassword.hash(try SyncplayPasswordReader.read(path: path, what: "Syncplay password file"))
+            } catch {
+                fail(error.message, code: 2)
+            }
+        }
+        let configuration = SyncplayGateway.Configuration(
+            host: endpoint.host, port: endpoint.port, roomPort: { let port = await roomPort.wait(timeout: 30, orElse: -1); return port > 0 ? port : nil }, roomKey: identity?.fingerprint,
+            guest: guest)
+        return SyncplayGateway(configuration: configuration, logger: logger) { host, port in
+            FileHandle.standardOutput.write(Data("cowatch-server: Syncplay clients on \(host):\(port)\n".utf8))
+        }
     }
 
     func parseListen(_ text: String) -> (String, Int) {

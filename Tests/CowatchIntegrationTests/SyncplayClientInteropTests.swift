@@ -76,4 +76,65 @@ struct SyncplayClientInteropTests {
             return carol.log.split(separator: "\n").contains { $0.contains("(Ready) <alice>") }
         }, "\(carol.log)")
     }
+
+    @Test("Syncplay's own client in a Cowatch room (cowatch-server --syncplay-listen) beside two daemons: pause, play, seek, chat and readiness each way")
+    func guestInCowatchRoom() async throws {
+        let film = try await TestMedia.file(.audioVideo)
+        let room = try await DaemonRoom(
+            names: ["alice", "bob"], media: film, room: "mixed", venue: .server(arguments: ["--syncplay-listen", "127.0.0.1:0"]), probes: true)
+        defer { room.stopInBackground() }
+        let port = try #require(room.server.syncplayPort)
+        let (alice, bob) = (room.clients[0], room.clients[1])
+        let carol = try SyncplayClientProcess(name: "carol", port: port, room: "mixed", media: film)
+        defer { carol.terminateInBackground() }
+        let carolPlayer = try await carol.playerProbe()
+        _ = try await room.expectNotices("join", actor: "carol", timeout: 30)
+        #expect(carol.log.contains("Cowatch room"), "the gateway's message of the day:\n\(carol.log)")
+        #expect(!carol.log.contains("Traceback"), "\(carol.log)")
+        #expect(try await eventually(timeout: 5) {
+            try ParticipantsReply(json: try await bob.request(.getParticipants)).participants.map(\.name).contains("carol")
+        })
+        func carolPaused() async throws -> Bool? { try await carolPlayer.request(.getProperty("pause")).boolValue }
+        func carolAt() async throws -> Double { try await carolPlayer.request(.getProperty("time-pos")).numberValue ?? -1 }
+
+        // alice plays: Syncplay's client starts too, and says who.
+        try await alice.request(.play)
+        #expect(try await eventually(timeout: 15) { try await carolPaused() == false }, "\(carol.log)")
+        #expect(await eventually(timeout: 10) { carol.log.contains("alice unpaused") }, "\(carol.log)")
+        await pause(2)
+        let playing = await SkewSampler(clients: [room.probes[0], carolPlayer]).skews(count: 10, interval: 0.1, rate: 1)
+        print("syncplay-guest: skew daemon↔Syncplay client in a Cowatch room: max \(playing.max() ?? .nan) s")
+
+        // carol pauses at her console: both daemons hear who, and stop near her frame.
+        carol.say("p")
+        _ = try await room.expectNotices("pause", actor: "carol", timeout: 15)
+        for client in room.clients { #expect(try await eventually(timeout: 5) { try await client.status().paused }) }
+
+        // carol seeks in her player: the daemons go there, and hear who.
+        _ = try await carolPlayer.request([.string("seek"), .number(40), .string("absolute")])
+        let seek = try await room.expectNotices("seek", actor: "carol", timeout: 15)
+        #expect(abs((seek[0].fields["to"]?.numberValue ?? -1) - 40) < 1.5, "\(seek)")
+        #expect(try await eventually(timeout: 10) { abs((try await bob.status().position ?? -1) - 40) < 1.5 })
+
+        // bob seeks to 20 s and plays: Syncplay's client follows, saying who.
+        try await bob.request(.seek(seconds: 20, mode: .absolute))
+        #expect(try await eventually(timeout: 15) { abs(try await carolAt() - 20) < 1.5 }, "\(carol.log)")
+        #expect(await eventually(timeout: 10) { carol.log.contains("bob jumped") }, "\(carol.log)")
+        try await bob.request(.play)
+        #expect(try await eventually(timeout: 15) { try await carolPaused() == false }, "\(carol.log)")
+
+        // Chat each way.
+        _ = try await alice.request(.chat("hello from Cowatch"))
+        #expect(await eventually(timeout: 10) { carol.log.contains("<alice> hello from Cowatch") }, "\(carol.log)")
+        carol.say("ch hello from Syncplay")
+        let line = try #require(try await room.listeners[1].waitForEvent(named: "chat", timeout: 15) {
+            $0.fields["text"]?.stringValue == "hello from Syncplay"
+        })
+        #expect("\(line.fields)".contains("carol"), "\(line)")
+
+        // Readiness: carol toggles hers, the daemons hear it.
+        carol.say("t")
+        _ = try await room.expectNotices("ready", actor: "carol", timeout: 15)
+        #expect(room.daemons.allSatisfy { $0.process.isRunning })
+    }
 }

@@ -66,12 +66,11 @@ enum SyncplayEncoder {
             body["manuallyInitiated"] = ready.manuallyInitiated.map(JSONValue.bool)
             return ("ready", .object(body))
         case .playlistChange(let files, let user):
-            var body: [String: JSONValue] = ["files": .array(files.map(JSONValue.string))]
-            if let user { body["user"] = .string(user) }
+            // `user` always, null when nobody: Syncplay's client reads the key unconditionally.
+            let body: [String: JSONValue] = ["files": .array(files.map(JSONValue.string)), "user": user.map(JSONValue.string) ?? .null]
             return ("playlistChange", .object(body))
         case .playlistIndex(let index, let user):
-            var body: [String: JSONValue] = ["index": index.map { .number(Double($0)) } ?? .null]
-            if let user { body["user"] = .string(user) }
+            let body: [String: JSONValue] = ["index": index.map { .number(Double($0)) } ?? .null, "user": user.map(JSONValue.string) ?? .null]
             return ("playlistIndex", .object(body))
         case .controllerAuth(let auth):
             var body: [String: JSONValue] = [:]

@@ -11,8 +11,8 @@ import Foundation
 ///
 /// Threading: any thread (blocking reads). Errors: `invalid-configuration` naming `what` when a
 /// read fails.
-enum SecretFileRead {
-    static func bytes(of descriptor: Int32, limit: Int, what: String) throws(CowatchError) -> [UInt8] {
+public enum SecretFileRead {
+    public static func bytes(of descriptor: Int32, limit: Int, what: String) throws(CowatchError) -> [UInt8] {
         var bytes: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 1024)
         defer { for index in buffer.indices { buffer[index] = 0 } }

@@ -1,0 +1,423 @@
+/// A stock Syncplay client as a participant of a Cowatch room: the server's side of Syncplay's
+/// protocol towards the client, and a Cowatch participant's side of the room protocol towards
+/// the room server (the gateway runs beside the room server, on its clock). Each event method
+/// takes the time (the room server's clock, seconds) and returns the `Action`s the shell carries
+/// out in order; the machine reads no clock and no socket.
+///
+/// What the Syncplay client sees is what Syncplay's own server would say:
+/// - STARTTLS answered "false" (stock clients refuse a certificate no authority signed, so the
+///   gateway offers TLS only with a real one: `Configuration.tls`), then the `Hello` exchange.
+///   The server password, when one is set, is checked as Syncplay does (its MD5).
+/// - Once the room welcomed it: a `State` about once a second from the room's timeline, with who
+///   made the last change; a change of the room (someone's pause, play or seek) at once, forced,
+///   with the server's ignoringOnTheFly counter, exactly as Syncplay's server forces one.
+/// - Its own pauses, plays and seeks (`doSeek`, or a paused flag that differs) become the room's
+///   actions: the room decides, roles apply (a member of a managed room is refused and put back
+///   with a forced state, as Syncplay's server does to a non-controller). Its reported positions
+///   are telemetry (its drift, in `cowatch participants`), never the room's position; one that
+///   drifts past Syncplay's own thresholds (4 s ahead, 5 s behind) is put back with a forced state.
+/// - Joins, leaves, readiness and chat both ways; the user list from the room's participants.
+///
+/// Threading: a value type; one owner (the connection's driver task).
+public struct SyncplayGuest: Sendable {
+    public struct Configuration: Sendable {
+        /// The MD5 hex of the gateway's Syncplay password (`--syncplay-password-file`); nil: none asked.
+        public var passwordHash: String?
+        /// A certificate stock clients accept is in place: STARTTLS is answered "true".
+        public var tls: Bool
+        /// Shown as Syncplay's message of the day.
+        public var motd: String
+        /// A client silent this long (seconds) is gone; Syncplay's own bound.
+        public var stateTimeout: Double
+        /// Seconds between the room's `State`s.
+        public var stateInterval: Double
+        /// How far ahead (seconds) a client may drift before it is put back (Syncplay's seek-back threshold).
+        public var aheadLimit: Double
+        /// How far behind before it is put back (Syncplay's fast-forward threshold).
+        public var behindLimit: Double
+
+        public init(
+            passwordHash: String? = nil, tls: Bool = false, motd: String = "This is a Cowatch room, joined from Syncplay.",
+            stateTimeout: Double = 12.5, stateInterval: Double = 1, aheadLimit: Double = 4, behindLimit: Double = 5
+        ) {
+            self.passwordHash = passwordHash
+            self.tls = tls
+            self.motd = motd
+            self.stateTimeout = stateTimeout
+            self.stateInterval = stateInterval
+            self.aheadLimit = aheadLimit
+            self.behindLimit = behindLimit
+        }
+    }
+
+    public enum Action: Sendable, Equatable {
+        /// One line to the Syncplay client.
+        case syncplay([SyncplayCommand])
+        /// Start TLS with the client now (after the line just sent).
+        case startTLS
+        /// Open the room connection for `room` (its hello follows from `roomConnected`).
+        case connectRoom(String)
+        /// A message to the room server.
+        case cowatch(ClientMessage)
+        /// Close both connections (after what was sent), for this reason.
+        case close(CowatchError)
+        /// The room's session token for this client: give it back (`token`) when the same client
+        /// comes again, so its name is still its own.
+        case keepToken(String)
+    }
+
+    public let configuration: Configuration
+    /// Syncplay's name for the client, as the room knows it once welcomed.
+    public private(set) var name: String?
+    public private(set) var room: String?
+    /// The session token an earlier connection of this client was given (set by the shell before
+    /// `roomConnected`, from what it kept for the client's address and name).
+    public var token: String?
+    private var clientVersion = SyncplayHello.compatibleVersion
+    private var welcomed = false
+    private var timelines: TimelinePair?
+    private var participants: [ParticipantInfo] = []
+    private var ready = false
+    private var file: SyncplayFile?
+    /// Who made the room's last change (`setBy`).
+    private var setBy: String?
+    private var lastStateSent: Double?
+    private var lastHeard: Double?
+    /// The client's last clock stamp, to echo; and its round trip as it said it.
+    private var clientStamp: Double?
+    /// When that stamp arrived: the echo adds the time we held it, as Syncplay's server does.
+    private var clientStampAt: Double = 0
+    /// The media's name as the room has it (its activity), for the user list's files.
+    private var mediaName: String?
+    /// A held timeline (after a seek) this client has not yet said it landed on.
+    private var holdingSeq: Int?
+    private var clientRTT: Double = 0
+    /// ignoringOnTheFly: our forced change not yet echoed by the client; its change to echo.
+    private var serverIgnoring = 0
+    private var forcedCount = 0
+    private var clientIgnoringToEcho: Int?
+    private var nextRequestID = 0
+    /// Our action requests waiting for the room, by id.
+    private var pendingActions: Set<Int> = []
+
+    public init(configuration: Configuration) {
+        self.configuration = configuration
+    }
+
+    // MARK: The Syncplay client
+
+    /// The client connected (TCP).
+    public mutating func connected(now: Double) -> [Action] {
+        lastHeard = now
+        return []
+    }
+
+    /// One decoded line from the client.
+    public mutating func received(_ commands: [SyncplayCommand], now: Double) -> [Action] {
+        lastHeard = now
+        var actions: [Action] = []
+        for command in commands {
+            actions += received(command, now: now)
+            if actions.contains(where: { if case .close = $0 { true } else { false } }) { break }
+        }
+        return actions
+    }
+
+    /// A line that could not be decoded: Syncplay's server says why and drops the client.
+    public mutating func receivedBadLine(_ error: CowatchError) -> [Action] {
+        [.syncplay([.error(error.message)]), .close(error)]
+    }
+
+    /// Time passes: a `State` is due each second; a silent client is gone.
+    public mutating func tick(now: Double) -> [Action] {
+        if let lastHeard, now - lastHeard > configuration.stateTimeout {
+            return [.close(CowatchError(.timeout, "the Syncplay client said nothing for \(Int(configuration.stateTimeout)) s"))]
+        }
+        guard welcomed, now - (lastStateSent ?? -.infinity) >= configuration.stateInterval else { return [] }
+        return [.syncplay([.state(state(now: now, doSeek: false))])]
+    }
+
+    private mutating func received(_ command: SyncplayCommand, now: Double) -> [Action] {
+        switch command {
+        case .tls:
+            guard name == nil else { return [] }
+            return configuration.tls ? [.syncplay([.tls(.accepted)]), .startTLS] : [.syncplay([.tls(.refused)])]
+        case .hello(let hello):
+            return self.hello(hello)
+        case .state(let state):
+            return clientState(state, now: now)
+        case .chat(let chat):
+            guard welcomed else { return [] }
+            nextRequestID += 1
+            return [.cowatch(.chat(id: nextRequestID, text: String(chat.message.prefix(ChatLine.maxBytes / 4))))]
+        case .set(let settings):
+            var actions: [Action] = []
+            for setting in settings {
+                switch setting {
+                case .ready(let readiness) where readiness.username == nil || readiness.username == name:
+                    ready = readiness.isReady ?? false
+                    if welcomed { actions.append(.cowatch(.status(ParticipantStatus(ready: ready)))) }
+                case .file(let file):
+                    self.file = file
+                    // Syncplay's server tells the room, the client too: it then lists and plays on.
+                    if let name { actions.append(.syncplay([.set([.user(SyncplayUserUpdate(username: name, room: room, file: file))])])) }
+                case .playlistChange(let files, _):
+                    // Its own list, echoed as Syncplay's server would (the client waits for the echo
+                    // to select its file); the room's own playlist is not shared with it yet.
+                    actions.append(.syncplay([.set([.playlistChange(files: files, user: name)])]))
+                case .playlistIndex(let index, _):
+                    actions.append(.syncplay([.set([.playlistIndex(index: index, user: name)])]))
+                default:
+                    break  // rooms and managed rooms: not offered to Syncplay clients yet
+                }
+            }
+            return actions
+        case .list:
+            return [.syncplay([.list(userList())])]
+        case .error:
+            return [.close(CowatchError(.ioError, "the Syncplay client said goodbye with an error"))]
+        }
+    }
+
+    private mutating func hello(_ hello: SyncplayHello) -> [Action] {
+        guard name == nil else { return [] }
+        if let expected = configuration.passwordHash, hello.passwordHash?.lowercased() != expected.lowercased() {
+            return refuse(.authFailed, "Wrong password supplied")
+        }
+        guard let realVersion = hello.realVersion ?? Optional(hello.version), Self.atLeast(realVersion, 1, 2, 255) || hello.version == SyncplayHello.compatibleVersion
+        else {
+            return refuse(.unsupportedVersion, "Syncplay clients before 1.2.255 cannot join")
+        }
+        clientVersion = realVersion
+        let wanted = Self.participantName(hello.username)
+        guard RoomName.isValid(hello.room) else {
+            return refuse(.invalidArgument, "A Cowatch room name is 1-64 letters, digits, '.', '_' or '-'")
+        }
+        name = wanted
+        room = hello.room
+        return [.connectRoom(hello.room)]
+    }
+
+    private mutating func refuse(_ code: CowatchError.Code, _ message: String) -> [Action] {
+        [.syncplay([.error(message)]), .close(CowatchError(code, message))]
+    }
+
+    /// The client's answer to a `State`, or a change of its own.
+    private mutating func clientState(_ state: SyncplayState, now: Double) -> [Action] {
+        guard welcomed else { return [] }
+        if let stamp = state.ping?.clientLatencyCalculation, stamp.isFinite {
+            clientStamp = stamp
+            clientStampAt = now
+        }
+        if let rtt = state.ping?.clientRtt, rtt.isFinite, rtt >= 0, rtt < 60 { clientRTT = rtt }
+        if let echoed = state.ignoring?.server, echoed == serverIgnoring { serverIgnoring = 0 }
+        if let counter = state.ignoring?.client { clientIgnoringToEcho = counter }
+        // While a change we forced is not yet echoed, what the client says predates it.
+        guard serverIgnoring == 0, let playstate = state.playstate, let paused = playstate.paused, let timelines else { return [] }
+        let position = playstate.position + (paused ? 0 : clientRTT / 2)
+        let expected = Self.shown(timelines, at: now)
+        if let seq = holdingSeq, abs(playstate.position - expected.position) < 1 {
+            // It landed on the held position: the room may go on.
+            holdingSeq = nil
+            return [.cowatch(.ready(seq: seq))]
+        }
+        nextRequestID += 1
+        let id = nextRequestID
+        if paused == expected.playing {
+            pendingActions.insert(id)
+            return [.cowatch(.action(.init(id: id, kind: paused ? .pause : .play, position: max(0, position))))]
+        }
+        if playstate.doSeek == true {
+            pendingActions.insert(id)
+            return [.cowatch(.action(.init(id: id, kind: .seek, position: max(0, position), from: expected.position)))]
+        }
+        let drift = position - expected.position
+        var actions: [Action] = [.cowatch(.report(drift: drift, rtt: clientRTT))]
+        if expected.playing && (drift > configuration.aheadLimit || -drift > configuration.behindLimit) {
+            actions += forced(now: now, doSeek: true)
+        }
+        return actions
+    }
+
+    // MARK: The room
+
+    /// The room connection is up: our hello.
+    public mutating func roomConnected(now: Double) -> [Action] {
+        guard let name, let room else { return [] }
+        let hello = ClientMessage.Hello(
+            features: [WireFeature.chat, WireFeature.roles], room: room, name: name, client: "syncplay \(clientVersion)",
+            status: ParticipantStatus(ready: ready))
+        return [.cowatch(.hello(hello))]
+    }
+
+    /// A message from the room server.
+    public mutating func fromRoom(_ message: ServerMessage, now: Double) -> [Action] {
+        switch message {
+        case .challenge(let challenge):
+            switch challenge.access {
+            case .open, .new:
+                return [.cowatch(.auth(.init()))]
+            case .secret:
+                return refuse(.authFailed, "This Cowatch room has a secret, which Syncplay clients cannot prove: ask its host for a room without one")
+            }
+        case .welcome(let welcome):
+            welcomed = true
+            name = welcome.name
+            timelines = TimelinePair(welcome.timeline)
+            participants = welcome.participants
+            mediaName = welcome.activity.displayTitle
+            holdingSeq = welcome.timeline.holding ? welcome.timeline.seq : nil
+            let features = Self.serverFeatures
+            var hello = SyncplayHello(
+                username: welcome.name, room: welcome.room, version: clientVersion, realVersion: "1.7.3", motd: configuration.motd,
+                features: features)
+            hello.passwordHash = nil
+            // In the order Syncplay's server says them: readiness and an empty playlist (which a
+            // client answers by uploading its own, then selecting its file), then the Hello.
+            var actions: [Action] = [.keepToken(welcome.token)]
+            for person in participants {
+                actions.append(.syncplay([.set([.ready(SyncplayReady(username: person.name, isReady: person.status.ready, manuallyInitiated: false))])]))
+            }
+            actions.append(.syncplay([.set([.playlistChange(files: [], user: nil)])]))
+            actions.append(.syncplay([.set([.playlistIndex(index: nil, user: nil)])]))
+            actions.append(.syncplay([.hello(hello)]))
+            if let file { actions.append(.cowatch(.media(activity: welcome.activity.id, MediaInfo(duration: file.duration, size: file.size.map { Int($0) })))) }
+            if welcome.timeline.rate != 1 { actions += rateWarning(welcome.timeline.rate) }
+            return actions + forced(now: now, doSeek: true)
+        case .applied(let timeline, let notice, let actionID, _):
+            guard var pair = timelines else { return [] }
+            let before = Self.shown(pair, at: now)
+            guard pair.advance(to: timeline, at: now) else { return [] }
+            let after = Self.shown(pair, at: now)
+            timelines = pair
+            setBy = notice?.actor ?? setBy
+            holdingSeq = timeline.holding ? timeline.seq : nil
+            var actions: [Action] = []
+            if timeline.rate != 1 && timeline.rate != pair.previous.rate { actions += rateWarning(timeline.rate) }
+            if let actionID, pendingActions.remove(actionID) != nil {
+                // Our own change: the client is there already; echo its counter.
+                return actions + [.syncplay([.state(state(now: now, doSeek: false))])]
+            }
+            let jumped = abs(after.position - before.position) > 1
+            guard notice != nil || jumped || after.playing != before.playing else {
+                return actions  // the end of a hold: nothing the client would see
+            }
+            return actions + forced(now: now, doSeek: notice?.action == .seek || jumped)
+        case .refused(let actionID, _, let message):
+            guard let actionID, pendingActions.remove(actionID) != nil else { return [] }
+            // Put the client back where the room is, as Syncplay's server does to a non-controller.
+            return [.syncplay([.chat(SyncplayChat(username: "Cowatch", message: String(message.prefix(150))))])] + forced(now: now, doSeek: true)
+        case .notice(let notice):
+            switch notice.action {
+            case .join where notice.actor != name:
+                return [.syncplay([.set([.user(SyncplayUserUpdate(username: notice.actor, room: room, event: .joined))])])]
+            case .leave where notice.actor != name:
+                return [.syncplay([.set([.user(SyncplayUserUpdate(username: notice.actor, room: room, event: .left))])])]
+            case .ready, .unready:
+                return [.syncplay([.set([.ready(SyncplayReady(username: notice.actor, isReady: notice.action == .ready, manuallyInitiated: true))])])]
+            default:
+                return []
+            }
+        case .participants(let list):
+            participants = list
+            return []
+        case .chat(let line):
+            guard !line.history || welcomed else { return [] }
+            return [.syncplay([.chat(SyncplayChat(username: line.from, message: String(line.text.prefix(150))))])]
+        case .ended(let by):
+            return refuse(.notInRoom, "\(by) ended the activity for everyone")
+        case .error(let code, let message):
+            return refuse(CowatchError.Code(rawValue: code), message)
+        case .timeReply, .done, .message, .messageAck, .attachmentAdded, .attachmentRemoved, .transferReady, .transferDone, .redirect,
+            .playlist, .playlistAvailability, .unsupported:
+            return []
+        case .unknown(let type):
+            return [.cowatch(.unsupported(type: type))]
+        }
+    }
+
+    // MARK: Helpers
+
+    /// A `State` where the room is now, with the counters due.
+    private mutating func state(now: Double, doSeek: Bool) -> SyncplayState {
+        lastStateSent = now
+        let expected = timelines.map { Self.shown($0, at: now) } ?? (position: 0, playing: false)
+        let echo = clientStamp.map { $0 + max(0, now - clientStampAt) }
+        var state = SyncplayState(
+            ping: SyncplayState.Ping(latencyCalculation: now, clientLatencyCalculation: echo, serverRtt: clientRTT),
+            playstate: SyncplayState.Playstate(position: max(0, expected.position), paused: !expected.playing, doSeek: doSeek, setBy: setBy))
+        if serverIgnoring != 0 || clientIgnoringToEcho != nil {
+            state.ignoring = SyncplayState.Ignoring(server: serverIgnoring == 0 ? nil : serverIgnoring, client: clientIgnoringToEcho)
+            clientIgnoringToEcho = nil
+        }
+        return state
+    }
+
+    /// A change the client must follow: sent at once, with our counter (ignoringOnTheFly).
+    private mutating func forced(now: Double, doSeek: Bool) -> [Action] {
+        forcedCount += 1
+        serverIgnoring = forcedCount
+        return [.syncplay([.state(state(now: now, doSeek: doSeek))])]
+    }
+
+    /// Where the room is and whether it plays, as a Syncplay client is told: the newest timeline,
+    /// even while it is scheduled a moment ahead (a Syncplay client takes every `State` for the
+    /// room's word, and would undo a pause it hears of late); a group held after a seek (waiting
+    /// for everyone to land, a moment) reads as playing on, so the client shows no pause nobody made.
+    static func shown(_ timelines: TimelinePair, at now: Double) -> (position: Double, playing: Bool) {
+        let current = timelines.current
+        let playing = current.playing || current.holding
+        return (playing ? max(0, current.position + (now - current.reference) * current.rate) : current.position, playing)
+    }
+
+    private func rateWarning(_ rate: Double) -> [Action] {
+        let text = "This Cowatch room plays at \(Notice.rateText(rate))x; Syncplay cannot change speed, so you will drift from it."
+        return [.syncplay([.chat(SyncplayChat(username: "Cowatch", message: text))])]
+    }
+
+    private func userList() -> [SyncplayListedUser] {
+        guard let room else { return [] }
+        let now = lastStateSent ?? 0
+        let position = timelines?.expected(at: now).position
+        // Everyone plays the room's media; our client's own file says its duration and size.
+        let roomFile = mediaName.map { media in file?.name == media ? file! : SyncplayFile(name: media) }
+        return participants.map { person in
+            SyncplayListedUser(
+                room: room, username: person.name, position: position.map { $0 + (person.drift ?? 0) },
+                file: person.name == name ? file : roomFile, controller: person.role.isPrivileged, isReady: person.status.ready,
+                features: SyncplayFeatures())
+        }
+    }
+
+    /// What this gateway says it can do, as a Syncplay server.
+    static var serverFeatures: SyncplayFeatures {
+        var features = SyncplayFeatures()
+        features.isolateRooms = true
+        features.readiness = true
+        features.managedRooms = false
+        features.persistentRooms = false
+        features.chat = true
+        features.maxChatMessageLength = 150
+        features.maxUsernameLength = 16
+        features.maxRoomNameLength = 35
+        features.maxFilenameLength = 250
+        return features
+    }
+
+    /// A Syncplay user name as a Cowatch participant name: letters, digits, `.`, `_`, `-` kept,
+    /// anything else `_`, at most 16 characters (Syncplay's own bound).
+    static func participantName(_ raw: String) -> String {
+        let kept = raw.unicodeScalars.prefix(16).map { scalar -> Character in
+            scalar.isASCII && (scalar.properties.isAlphabetic || ("0"..."9").contains(scalar) || "._-".unicodeScalars.contains(scalar))
+                ? Character(scalar) : "_"
+        }
+        let name = String(kept)
+        return name.isEmpty ? "syncplay" : name
+    }
+
+    static func atLeast(_ version: String, _ major: Int, _ minor: Int, _ patch: Int) -> Bool {
+        let parts = version.split(separator: ".").map { Int($0) ?? 0 }
+        let padded = parts + Array(repeating: 0, count: max(0, 3 - parts.count))
+        return (padded[0], padded[1], padded[2]) >= (major, minor, patch)
+    }
+}

@@ -1,0 +1,258 @@
+import CowatchCore
+import Foundation
+import Logging
+import NIOConcurrencyHelpers
+import NIOCore
+import NIOPosix
+import ServiceLifecycle
+
+/// Takes stock Syncplay clients into Cowatch rooms (`cowatch-server --syncplay-listen`): a
+/// listener for Syncplay's protocol beside the room server. Each client gets a `SyncplayGuest`
+/// and, once it said which room, a room connection of its own to the room server (TLS, pinned to
+/// the server's own key), so the room treats it as any participant: admission, roles, budgets.
+///
+/// Bounds: `maxGuests` at once, `maxGuestsPerAddress` from one address; a client has
+/// `helloTimeout` to say hello; a line longer than Syncplay's 16 KiB closes it; every queue is
+/// bounded.
+///
+/// Threading: a `Service`; one task per client owns its guest. Errors: `run` throws what binding
+/// the port throws (`ListenError`).
+public struct SyncplayGateway: Service {
+    public struct Configuration: Sendable {
+        public var host: String
+        public var port: Int
+        /// Where the room server listens (127.0.0.1 and its port) and its key.
+        public var roomPort: @Sendable () async -> Int?
+        public var roomKey: CertificateFingerprint?
+        public var guest: SyncplayGuest.Configuration
+        public var maxGuests = 256
+        public var maxGuestsPerAddress = 8
+        public var helloTimeout = 10.0
+
+        public init(
+            host: String, port: Int, roomPort: @escaping @Sendable () async -> Int?, roomKey: CertificateFingerprint?,
+            guest: SyncplayGuest.Configuration = .init()
+        ) {
+            self.host = host
+            self.port = port
+            self.roomPort = roomPort
+            self.roomKey = roomKey
+            self.guest = guest
+        }
+    }
+
+    let configuration: Configuration
+    let logger: Logger
+    let clock: any MonotonicClock
+    let onBound: (@Sendable (String, Int) -> Void)?
+
+    public init(
+        configuration: Configuration, logger: Logger, clock: any MonotonicClock = SystemClock(),
+        onBound: (@Sendable (String, Int) -> Void)? = nil
+    ) {
+        self.configuration = configuration
+        self.logger = logger
+        self.clock = clock
+        self.onBound = onBound
+    }
+
+    public func run() async throws {
+        // After the room server: its lines come first on standard output, where scripts read them.
+        _ = await configuration.roomPort()
+        let server: NIOAsyncChannel<NIOAsyncChannel<ByteBuffer, ByteBuffer>, Never>
+        do {
+            server = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+                .serverChannelOption(.backlog, value: 64)
+                .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
+                .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
+                .bind(host: configuration.host, port: configuration.port) { channel in
+                    channel.eventLoop.makeCompletedFuture {
+                        try NIOAsyncChannel<ByteBuffer, ByteBuffer>(wrappingChannelSynchronously: channel)
+                    }
+                }
+        } catch {
+            throw ListenError.describe(error, host: configuration.host, port: configuration.port)
+        }
+        onBound?(configuration.host, server.channel.localAddress?.port ?? configuration.port)
+        let counts = NIOLockedValueBox([String: Int]())
+        // A Syncplay client proves nothing but its address: a reconnect from the same address
+        // under the same name gets its session token back (its name stays its own).
+        let tokens = NIOLockedValueBox([String: String]())
+        try await withShutdownClosing(server.channel) {
+            try await withThrowingDiscardingTaskGroup { group in
+                try await server.executeThenClose { inbound in
+                    for try await connection in inbound {
+                        let address = connection.channel.remoteAddress?.ipAddress ?? "unknown"
+                        let admitted = counts.withLockedValue { counts -> Bool in
+                            let total = counts.values.reduce(0, +)
+                            guard total < configuration.maxGuests, counts[address, default: 0] < configuration.maxGuestsPerAddress else { return false }
+                            counts[address, default: 0] += 1
+                            return true
+                        }
+                        guard admitted else {
+                            group.addTask { await Self.turnAway(connection) }
+                            continue
+                        }
+                        group.addTask {
+                            await SyncplayGuestConnection(configuration: configuration, logger: logger, clock: clock, tokens: tokens, address: address)
+                                .serve(connection)
+                            counts.withLockedValue { counts in
+                                counts[address, default: 1] -= 1
+                                if counts[address] == 0 { counts[address] = nil }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// Too many Syncplay clients: one line in Syncplay's words, then closed.
+    private static func turnAway(_ connection: NIOAsyncChannel<ByteBuffer, ByteBuffer>) async {
+        try? await connection.executeThenClose { _, outbound in
+            try await outbound.write(ByteBuffer(bytes: SyncplayCodec.encode(.error("This Cowatch server takes no more Syncplay clients now"))))
+        }
+    }
+}
+
+/// One Syncplay client: its guest machine, its room connection, and the events between them.
+struct SyncplayGuestConnection {
+    let configuration: SyncplayGateway.Configuration
+    let logger: Logger
+    let clock: any MonotonicClock
+    let tokens: NIOLockedValueBox<[String: String]>
+    let address: String
+    /// Tokens kept at most (the oldest are not told apart: the map is cleared when full).
+    static let tokenLimit = 4096
+
+    enum Event: Sendable {
+        case line([UInt8])
+        case tooLong
+        case clientClosed
+        case roomUp(RoomConnection.Send)
+        case room(ServerMessage)
+        case roomClosed(String)
+        case tick
+    }
+
+    static let queueLimit = 1024
+
+    func serve(_ connection: NIOAsyncChannel<ByteBuffer, ByteBuffer>) async {
+        try? await connection.executeThenClose { inbound, outbound -> Void in
+            let (events, continuation) = AsyncStream.makeStream(of: Event.self, bufferingPolicy: .bufferingOldest(Self.queueLimit))
+            await withTaskGroup(of: Void.self) { group -> Void in
+                group.addTask {
+                    var framer = LineFramer(maxLineBytes: SyncplayCodec.maxLineBytes)
+                    do {
+                        for try await chunk in inbound {
+                            for item in chunk.withUnsafeReadableBytes({ framer.feed($0) }) {
+                                guard case .line(let line) = item else {
+                                    continuation.yield(.tooLong)
+                                    return
+                                }
+                                continuation.yield(.line(line))
+                            }
+                        }
+                    } catch {}
+                    continuation.yield(.clientClosed)
+                }
+                group.addTask {
+                    while (try? await clock.sleep(seconds: 0.25)) != nil {
+                        continuation.yield(.tick)
+                    }
+                }
+                var guest = SyncplayGuest(configuration: configuration.guest)
+                var room: RoomConnection.Send?
+                let started = clock.now()
+                var closing: CowatchError?
+                _ = guest.connected(now: started)
+                for await event in events {
+                    let now = clock.now()
+                    var actions: [SyncplayGuest.Action] = []
+                    switch event {
+                    case .line(let line):
+                        do {
+                            let commands = try SyncplayCodec.decode(line: line)
+                            logger.trace("syncplay client line", metadata: ["cowatch.syncplay.line": "\(commands)"])
+                            actions = guest.received(commands, now: now)
+                        } catch let error as CowatchError {
+                            actions = guest.receivedBadLine(error)
+                        } catch {
+                            actions = guest.receivedBadLine(CowatchError(.protocolViolation, "\(error)"))
+                        }
+                    case .tooLong:
+                        actions = guest.receivedBadLine(CowatchError(.protocolViolation, "a line longer than \(SyncplayCodec.maxLineBytes) bytes"))
+                    case .clientClosed:
+                        closing = CowatchError(.ioError, "the Syncplay client left")
+                    case .roomUp(let send):
+                        room = send
+                        let key = "\(address)|\(guest.name ?? "")|\(guest.room ?? "")"
+                        guest.token = tokens.withLockedValue { $0[key] }
+                        actions = guest.roomConnected(now: now)
+                    case .room(let message):
+                        actions = guest.fromRoom(message, now: now)
+                    case .roomClosed(let why):
+                        actions = [.syncplay([.error("The Cowatch room closed the connection: \(why)")]), .close(CowatchError(.ioError, why))]
+                    case .tick:
+                        if guest.name == nil, now - started > configuration.helloTimeout {
+                            actions = [.close(CowatchError(.timeout, "no Syncplay hello within \(Int(configuration.helloTimeout)) s"))]
+                        } else {
+                            actions = guest.tick(now: now)
+                        }
+                    }
+                    for action in actions {
+                        switch action {
+                        case .syncplay(let commands):
+                            do {
+                                try await outbound.write(ByteBuffer(bytes: SyncplayCodec.encode(commands)))
+                            } catch {
+                                closing = CowatchError(.ioError, "cannot write to the Syncplay client")
+                            }
+                        case .startTLS:
+                            closing = CowatchError(.tlsFailed, "TLS for Syncplay clients is not offered")
+                        case .connectRoom(let name):
+                            group.addTask { await self.roomLink(room: name, events: continuation) }
+                        case .cowatch(let message):
+                            room?(message)
+                        case .close(let error):
+                            closing = error
+                        case .keepToken(let token):
+                            let key = "\(address)|\(guest.name ?? "")|\(guest.room ?? "")"
+                            tokens.withLockedValue { tokens in
+                                if tokens.count >= Self.tokenLimit { tokens.removeAll() }
+                                tokens[key] = token
+                            }
+                        }
+                        if closing != nil { break }
+                    }
+                    if let closing {
+                        logger.debug("syncplay guest left", metadata: ["cowatch.syncplay.reason": "\(closing.message)"])
+                        room?(.bye)
+                        break
+                    }
+                }
+                continuation.finish()
+                group.cancelAll()
+            }
+        }
+    }
+
+    /// The guest's connection to the room server, until either side ends it.
+    private func roomLink(room: String, events: AsyncStream<Event>.Continuation) async {
+        guard let port = await configuration.roomPort() else {
+            events.yield(.roomClosed("the room server is not listening"))
+            return
+        }
+        let security: RoomConnection.Security = configuration.roomKey.map { .tls(expected: $0, knownHosts: nil) } ?? .plaintext
+        do {
+            try await RoomConnection.connect(host: "127.0.0.1", port: port, security: security, logger: logger, now: { clock.now() }) {
+                inbound, send, _ in
+                events.yield(.roomUp(send))
+                for try await arrival in inbound { events.yield(.room(arrival.message)) }
+            }
+            events.yield(.roomClosed("the room server closed the connection"))
+        } catch {
+            events.yield(.roomClosed((error as? CowatchError)?.message ?? "\(error)"))
+        }
+    }
+}

@@ -11,7 +11,7 @@ import Foundation
 struct SyncplayBench: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "syncplay",
-        abstract: "Measure the skew of players in a syncplay-server room: two Syncplay clients, a Cowatch daemon and a Syncplay client, two Cowatch daemons.")
+        abstract: "Measure the skew of players in a syncplay-server room (two Syncplay clients, a Cowatch daemon and a Syncplay client, two Cowatch daemons) and of a Syncplay client in a Cowatch room.")
 
     @Option(help: "Seconds of sampling per pair, once settled.") var duration = 15.0
     @Option(help: "Seconds each pair plays before sampling.") var settle = 5.0
@@ -23,7 +23,7 @@ struct SyncplayBench: AsyncParsableCommand {
             throw ValidationError("syncplay-server, syncplay and mpv must be installed (make test-deps installs them)")
         }
         let film = try await TestMedia.file(.audioVideo)
-        var syncplayPair: [Double] = [], mixedPair: [Double] = [], cowatchPair: [Double] = []
+        var syncplayPair: [Double] = [], mixedPair: [Double] = [], cowatchPair: [Double] = [], guestPair: [Double] = []
         for run in 1...repeats {
             let server = try await SyncplayServerProcess.start()
             log("run \(run)/\(repeats): two Syncplay clients")
@@ -32,17 +32,19 @@ struct SyncplayBench: AsyncParsableCommand {
             mixedPair += try await measureMixed(port: server.port, room: "mixed\(run)", film: film)
             log("run \(run)/\(repeats): two Cowatch daemons")
             cowatchPair += try await measureDaemons(port: server.port, room: "pair\(run)", film: film)
+            log("run \(run)/\(repeats): a Syncplay client in a Cowatch room")
+            guestPair += try await measureGuest(room: "guest\(run)", film: film)
         }
         print("## Players in a syncplay-server room (\(repeats) runs × \(Int(duration)) s, audio-pts through each mpv's IPC)")
         print(Row.table([
             Row(name: "two Syncplay 1.6.9 clients (baseline)", values: syncplayPair, unit: .ms),
             Row(name: "a Cowatch daemon and a Syncplay client", values: mixedPair, unit: .ms),
             Row(name: "two Cowatch daemons", values: cowatchPair, unit: .ms),
+            Row(name: "a Syncplay client in a Cowatch room, against a Cowatch viewer", values: guestPair, unit: .ms),
         ]))
         if let base = Percentiles(syncplayPair), let ours = Percentiles(cowatchPair), ours.p50 > 0 {
             print("two Cowatch daemons vs two Syncplay clients: p50 \(format(base.p50 / ours.p50))× closer, p99 \(format(base.p99 / ours.p99))× closer")
         }
-        print("not measured yet: a Syncplay client in a Cowatch room (Syncplay clients cannot join Cowatch rooms yet)")
     }
 
     private var playerArguments: [String] { deviceBuffer > 0 ? ["--ao-null-buffer=\(deviceBuffer)"] : [] }
@@ -99,6 +101,25 @@ struct SyncplayBench: AsyncParsableCommand {
         _ = try await daemons.clients[0].request(.play)
         _ = try await daemons.expectNotices("play", actor: "bob", timeout: 15, from: [1])
         return await sample(daemons.probes)
+    }
+
+    /// A Syncplay client through `cowatch-server --syncplay-listen`, beside two daemons.
+    private func measureGuest(room: String, film: String) async throws -> [Double] {
+        let daemons = try await DaemonRoom(
+            names: ["gus", "hal"], media: film, room: room, venue: .server(arguments: ["--syncplay-listen", "127.0.0.1:0"]),
+            arguments: daemonArguments, probes: true)
+        defer { daemons.stopInBackground() }
+        guard let port = daemons.server.syncplayPort else { throw TestFailure("the server took no Syncplay clients") }
+        let client = try SyncplayClientProcess(name: "ivy", port: port, room: room, media: film, playerArguments: playerArguments)
+        defer { client.terminateInBackground() }
+        let probe = try await client.playerProbe()
+        _ = try await daemons.expectNotices("join", actor: "ivy", timeout: 30)
+        await pause(1)
+        _ = try await daemons.clients[0].request(.play)
+        guard await waitFor(timeout: 15, { (try? probe.request(.getProperty("pause")).boolValue) == false }) else {
+            throw TestFailure("the Syncplay client did not start:\n\(client.log)")
+        }
+        return await sample([daemons.probes[0], probe])
     }
 
     private func waitFor(timeout: Double, _ condition: () -> Bool) async -> Bool {

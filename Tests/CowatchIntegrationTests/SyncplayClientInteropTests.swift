@@ -89,7 +89,7 @@ struct SyncplayClientInteropTests {
         defer { carol.terminateInBackground() }
         let carolPlayer = try await carol.playerProbe()
         _ = try await room.expectNotices("join", actor: "carol", timeout: 30)
-        #expect(carol.log.contains("Cowatch room"), "the gateway's message of the day:\n\(carol.log)")
+        #expect(await eventually(timeout: 10) { carol.log.contains("Cowatch room") }, "the gateway's message of the day:\n\(carol.log)")
         #expect(!carol.log.contains("Traceback"), "\(carol.log)")
         #expect(try await eventually(timeout: 5) {
             try ParticipantsReply(json: try await bob.request(.getParticipants)).participants.map(\.name).contains("carol")

@@ -142,19 +142,10 @@ struct SyncplayGuestConnection {
             let (events, continuation) = AsyncStream.makeStream(of: Event.self, bufferingPolicy: .bufferingOldest(Self.queueLimit))
             await withTaskGroup(of: Void.self) { group -> Void in
                 group.addTask {
-                    var framer = LineFramer(maxLineBytes: SyncplayCodec.maxLineBytes)
-                    do {
-                        for try await chunk in inbound {
-                            for item in chunk.withUnsafeReadableBytes({ framer.feed($0) }) {
-                                guard case .line(let line) = item else {
-                                    continuation.yield(.tooLong)
-                                    return
-                                }
-                                continuation.yield(.line(line))
-                            }
-                        }
-                    } catch {}
-                    continuation.yield(.clientClosed)
+                    switch await SyncplayLineReader.read(inbound, line: { continuation.yield(.line($0)) }) {
+                    case .tooLong: continuation.yield(.tooLong)
+                    case .closed: continuation.yield(.clientClosed)
+                    }
                 }
                 group.addTask {
                     while (try? await clock.sleep(seconds: 0.25)) != nil {

@@ -65,20 +65,9 @@ public enum SyncplayLink {
                 of: RoomConnection.Arrival.self, bufferingPolicy: .bufferingOldest(queueLimit))
             return try await withThrowingTaskGroup(of: Void.self) { group in
                 group.addTask {
-                    var framer = LineFramer(maxLineBytes: SyncplayCodec.maxLineBytes)
-                    do {
-                        for try await chunk in inbound {
-                            for item in chunk.withUnsafeReadableBytes({ framer.feed($0) }) {
-                                guard case .line(let line) = item else {
-                                    eventsContinuation.yield(.tooLong)
-                                    return
-                                }
-                                eventsContinuation.yield(.line(line))
-                            }
-                        }
-                        eventsContinuation.yield(.closed(nil))
-                    } catch {
-                        eventsContinuation.yield(.closed(error))
+                    switch await SyncplayLineReader.read(inbound, line: { eventsContinuation.yield(.line($0)) }) {
+                    case .tooLong: eventsContinuation.yield(.tooLong)
+                    case .closed(let error): eventsContinuation.yield(.closed(error))
                     }
                 }
                 group.addTask {

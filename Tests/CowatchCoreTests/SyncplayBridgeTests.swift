@@ -225,31 +225,3 @@ struct SyncplayAddressTests {
         }
     }
 }
-
-@Suite("Syncplay: the server's estimate of our delay")
-struct SyncplayServerDelayTests {
-    @Test("mirrors the server's moving average; a playing change is said earlier by what the server will add; a pause is not")
-    func mirror() throws {
-        var delay = SyncplayServerDelay()
-        delay.measured(0.010, ourRoundTrip: 0.010)
-        #expect(abs(delay.forwardDelay - 0.005) < 1e-12, "the first round trip is the average")
-        delay.measured(0.020, ourRoundTrip: 0.012)
-        let average = 0.010 * 0.85 + 0.020 * 0.15
-        #expect(abs(delay.averageRoundTrip - average) < 1e-12)
-        #expect(abs(delay.forwardDelay - (average / 2 + 0.008)) < 1e-12, "plus the excess over ours")
-        delay.measured(.nan, ourRoundTrip: 0)
-        delay.measured(-1, ourRoundTrip: 0)
-        #expect(abs(delay.averageRoundTrip - average) < 1e-12, "nonsense is not averaged")
-
-        var client = SyncplayClientTests.joined()
-        _ = client.received(SyncplayClientTests.serverState(position: 10, paused: true, stamp: 5000), player: SyncplayClientTests.playing, now: 1)
-        var ping = SyncplayState(ping: .init(latencyCalculation: 5001, clientLatencyCalculation: 1, serverRtt: 0.008), playstate: .init(position: 10, paused: true))
-        ping.ignoring = nil
-        _ = client.received([.state(ping)], player: SyncplayClientTests.playing, now: 2)
-        let play = try #require(SyncplayClientTests.sentState(client.localChange(paused: false, position: 10, seek: false, now: 3)))
-        #expect(abs((play.playstate?.position ?? 0) - (10 - client.serverDelay.forwardDelay)) < 1e-12 && client.serverDelay.forwardDelay > 0)
-        #expect(client.roomPosition(at: 3) == 10, "our own timeline is where we are")
-        let pause = try #require(SyncplayClientTests.sentState(client.localChange(paused: true, position: 12, seek: false, now: 5)))
-        #expect(pause.playstate?.position == 12, "a paused position is not moved on by the server")
-    }
-}

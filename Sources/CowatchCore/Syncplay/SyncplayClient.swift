@@ -109,8 +109,6 @@ public struct SyncplayClient: Sendable {
     public private(set) var serverClock = ReferenceClockEstimator()
     /// The last round trip (seconds), as Syncplay reports its own.
     public private(set) var roundTrip: Double = 0
-    /// The server's own view of our delay, mirrored (see `SyncplayServerDelay`).
-    public private(set) var serverDelay = SyncplayServerDelay()
     public private(set) var serverFeatures = SyncplayFeatures()
     /// The room we are in (a managed room's `+base:HASH` once made).
     public private(set) var room: String
@@ -165,12 +163,9 @@ public struct SyncplayClient: Sendable {
         timeline = SyncplayTimeline(position: position, at: now, paused: paused, setBy: username)
         guard phase == .joined else { return [] }
         clientIgnoring += 1
-        // The server moves a playing position on by its estimate of our message's age, not by
-        // the real (far shorter) one: said that much earlier, it lands where we are.
-        let said = paused ? position : max(0, position - serverDelay.forwardDelay)
         let state = SyncplayState(
             ping: SyncplayState.Ping(clientLatencyCalculation: now, clientRtt: roundTrip),
-            playstate: SyncplayState.Playstate(position: said, paused: paused, doSeek: seek ? true : nil),
+            playstate: SyncplayState.Playstate(position: position, paused: paused, doSeek: seek ? true : nil),
             ignoring: SyncplayState.Ignoring(server: takeServerIgnoring(), client: clientIgnoring))
         return [.send([.state(state)])]
     }
@@ -328,7 +323,6 @@ public struct SyncplayClient: Sendable {
             }
         }
         let serverStamp = state.ping?.latencyCalculation
-        if let serverRtt = state.ping?.serverRtt { serverDelay.measured(serverRtt, ourRoundTrip: roundTrip) }
         if let echoed = state.ping?.clientLatencyCalculation, let serverStamp, echoed <= now {
             roundTrip = now - echoed
             serverClock.add(ClockSample(t1: echoed, t2: serverStamp, t3: serverStamp, t4: now))
@@ -426,28 +420,4 @@ public enum SyncplayNotice: Sendable, Equatable {
     case ready(String, Bool)
     /// A controller's password was (or was not) accepted.
     case controller(String, Bool)
-}
-
-/// Syncplay's server estimates each client's message age from the round trips of its own stamps
-/// (a moving average, weight 0.85 on the old value, halved, plus any excess of the last round
-/// trip over the client's own), and adds it to every playing position the client reports. Each
-/// `State` tells us the server's last round trip (`serverRtt`), so we keep the same average and
-/// know the delay the server will add (to within the one answer it has not told us of yet).
-///
-/// Threading: a value type.
-public struct SyncplayServerDelay: Sendable, Equatable {
-    /// The server's weight on its old average (Syncplay's `PING_MOVING_AVERAGE_WEIGHT`).
-    public static let weight = 0.85
-    public private(set) var averageRoundTrip: Double = 0
-    /// What the server adds to a playing position we report now, seconds.
-    public private(set) var forwardDelay: Double = 0
-
-    public init() {}
-
-    /// The server says its last round trip to us; `ourRoundTrip` is ours as we told it then.
-    public mutating func measured(_ roundTrip: Double, ourRoundTrip: Double) {
-        guard roundTrip.isFinite, roundTrip > 0, roundTrip < 10, ourRoundTrip >= 0 else { return }
-        averageRoundTrip = averageRoundTrip == 0 ? roundTrip : averageRoundTrip * Self.weight + roundTrip * (1 - Self.weight)
-        forwardDelay = averageRoundTrip / 2 + max(0, roundTrip - ourRoundTrip)
-    }
 }

@@ -15,6 +15,14 @@ import Testing
     .enabled(if: SyncplayServerProcess.binary != nil && SyncplayClientProcess.binary != nil,
         "syncplay-server or syncplay (with mpv) is not installed: `make test-deps` installs them"))
 struct SyncplayClientInteropTests {
+    /// Waits until Syncplay's client has its file open in its player and has listed the room:
+    /// a change made before that races the client's own file load, which it reports as its
+    /// user's ("carol unpaused" where alice played; seen on a loaded CI machine).
+    static func settled(_ client: SyncplayClientProcess, at position: () async throws -> Double) async throws {
+        #expect(await eventually(timeout: 30) { ((try? await position()) ?? -1) >= 0 && client.log.contains("In room") }, "\(client.log)")
+        await pause(1)
+    }
+
     @Test("pause, play, seek, chat and readiness each way between a Cowatch daemon and a Syncplay client")
     func eachWay() async throws {
         let server = try await SyncplayServerProcess.start()
@@ -28,6 +36,7 @@ struct SyncplayClientInteropTests {
         _ = try await room.expectNotices("join", actor: "carol", timeout: 30)
         func carolPaused() async throws -> Bool? { try await carolPlayer.request(.getProperty("pause")).boolValue }
         func carolAt() async throws -> Double { try await carolPlayer.request(.getProperty("time-pos")).numberValue ?? -1 }
+        try await Self.settled(carol, at: carolAt)
 
         // alice plays: Syncplay's client starts, and says who.
         try await alice.request(.play)
@@ -96,6 +105,7 @@ struct SyncplayClientInteropTests {
         })
         func carolPaused() async throws -> Bool? { try await carolPlayer.request(.getProperty("pause")).boolValue }
         func carolAt() async throws -> Double { try await carolPlayer.request(.getProperty("time-pos")).numberValue ?? -1 }
+        try await Self.settled(carol, at: carolAt)
 
         // alice plays: Syncplay's client starts too, and says who.
         try await alice.request(.play)

@@ -27,4 +27,28 @@ public enum SecretFileRead {
         }
         return bytes
     }
+
+    /// A secret file's bytes (at most `limit` and one more), read from `path` only when it is a
+    /// regular file of this user that nobody else may read or write (`RoomSecretFile.check`): the
+    /// file is opened first and checked through its descriptor, so the file checked is the file
+    /// read. The caller zeroes the bytes once done with them.
+    ///
+    /// Errors: `invalid-configuration` ("cannot read `what` `path`: …"), `unsafe-path`.
+    public static func checkedBytes(path: String, limit: Int, what: String) throws(CowatchError) -> [UInt8] {
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK)
+        guard descriptor >= 0 else {
+            throw CowatchError(.invalidConfiguration, "cannot read \(what) \(path): \(String(cString: strerror(errno)))")
+        }
+        defer { close(descriptor) }
+        var status = stat()
+        guard fstat(descriptor, &status) == 0 else {
+            throw CowatchError(.invalidConfiguration, "cannot read \(what) \(path): \(String(cString: strerror(errno)))")
+        }
+        try RoomSecretFile.check(
+            .init(
+                isRegularFile: (status.st_mode & S_IFMT) == S_IFREG, mode: UInt32(status.st_mode & 0o7777),
+                owner: UInt32(status.st_uid)),
+            path: path, user: UInt32(geteuid()))
+        return try bytes(of: descriptor, limit: limit, what: "\(what) \(path)")
+    }
 }

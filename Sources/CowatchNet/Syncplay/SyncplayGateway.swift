@@ -13,7 +13,8 @@ import ServiceLifecycle
 ///
 /// Bounds: `maxGuests` at once, `maxGuestsPerAddress` from one address; a client has
 /// `helloTimeout` to say hello; a line longer than Syncplay's 16 KiB closes it; every queue is
-/// bounded.
+/// bounded; a client that stops reading is closed once `writeQueueLimit` lines wait for it or the
+/// oldest has waited `writeTimeout` (its task never waits on its socket).
 ///
 /// Threading: a `Service`; one task per client owns its guest. Errors: `run` throws what binding
 /// the port throws (`ListenError`).
@@ -28,6 +29,9 @@ public struct SyncplayGateway: Service {
         public var maxGuests = 256
         public var maxGuestsPerAddress = 8
         public var helloTimeout = 10.0
+        /// Lines that may wait for a client that does not read, and how long (seconds) the oldest may.
+        public var writeQueueLimit = 256
+        public var writeTimeout = 15.0
 
         public init(
             host: String, port: Int, roomPort: @escaping @Sendable () async -> Int?, roomKey: CertificateFingerprint?,
@@ -140,11 +144,24 @@ struct SyncplayGuestConnection {
     func serve(_ connection: NIOAsyncChannel<ByteBuffer, ByteBuffer>) async {
         try? await connection.executeThenClose { inbound, outbound -> Void in
             let (events, continuation) = AsyncStream.makeStream(of: Event.self, bufferingPolicy: .bufferingOldest(Self.queueLimit))
+            let writer = PeerWriter(limit: configuration.writeQueueLimit)
             await withTaskGroup(of: Void.self) { group -> Void in
+                group.addTask { await writer.run(outbound) }
+                // A client that sends faster than it is served fills the queue: its lines are not
+                // dropped (that would break the protocol unseen); it is closed at the next event.
+                let overflowed = NIOLockedValueBox(false)
                 group.addTask {
-                    switch await SyncplayLineReader.read(inbound, line: { continuation.yield(.line($0)) }) {
+                    let end = await SyncplayLineReader.read(inbound) { line in
+                        if case .dropped = continuation.yield(.line(line)) {
+                            overflowed.withLockedValue { $0 = true }
+                            return false
+                        }
+                        return true
+                    }
+                    switch end {
                     case .tooLong: continuation.yield(.tooLong)
                     case .closed: continuation.yield(.clientClosed)
+                    case .overflow: break
                     }
                 }
                 group.addTask {
@@ -156,10 +173,18 @@ struct SyncplayGuestConnection {
                 var room: RoomConnection.Send?
                 let started = clock.now()
                 var closing: CowatchError?
+                func leave(_ why: CowatchError) {
+                    logger.debug("syncplay guest left", metadata: ["cowatch.syncplay.reason": "\(why.message)"])
+                    room?(.bye)
+                }
                 _ = guest.connected(now: started)
                 for await event in events {
                     let now = clock.now()
                     var actions: [SyncplayGuest.Action] = []
+                    if overflowed.withLockedValue({ $0 }) {
+                        leave(CowatchError(.flooding, "the Syncplay client sends faster than it is served"))
+                        break
+                    }
                     switch event {
                     case .line(let line):
                         do {
@@ -185,7 +210,9 @@ struct SyncplayGuestConnection {
                     case .roomClosed(let why):
                         actions = [.syncplay([.error("The Cowatch room closed the connection: \(why)")]), .close(CowatchError(.ioError, why))]
                     case .tick:
-                        if guest.name == nil, now - started > configuration.helloTimeout {
+                        if writer.waited(now: now) > configuration.writeTimeout {
+                            closing = CowatchError(.timeout, "the Syncplay client read nothing for \(Int(configuration.writeTimeout)) s")
+                        } else if guest.name == nil, now - started > configuration.helloTimeout {
                             actions = [.close(CowatchError(.timeout, "no Syncplay hello within \(Int(configuration.helloTimeout)) s"))]
                         } else {
                             actions = guest.tick(now: now)
@@ -194,10 +221,10 @@ struct SyncplayGuestConnection {
                     for action in actions {
                         switch action {
                         case .syncplay(let commands):
-                            do {
-                                try await outbound.write(ByteBuffer(bytes: SyncplayCodec.encode(commands)))
-                            } catch {
-                                closing = CowatchError(.ioError, "cannot write to the Syncplay client")
+                            switch writer.enqueue(.bytes(ByteBuffer(bytes: SyncplayCodec.encode(commands))), now: now) {
+                            case .queued: break
+                            case .full: closing = CowatchError(.flooding, "the Syncplay client does not read what it is sent")
+                            case .failed: closing = CowatchError(.ioError, "cannot write to the Syncplay client")
                             }
                         case .startTLS:
                             closing = CowatchError(.tlsFailed, "TLS for Syncplay clients is not offered")
@@ -217,11 +244,12 @@ struct SyncplayGuestConnection {
                         if closing != nil { break }
                     }
                     if let closing {
-                        logger.debug("syncplay guest left", metadata: ["cowatch.syncplay.reason": "\(closing.message)"])
-                        room?(.bye)
+                        leave(closing)
                         break
                     }
                 }
+                writer.finish()
+                await writer.drained(within: 1, clock: clock)
                 continuation.finish()
                 group.cancelAll()
             }

@@ -1,6 +1,7 @@
 import CowatchCore
 import Foundation
 import Logging
+import NIOConcurrencyHelpers
 import NIOCore
 import NIOPosix
 import NIOSSL
@@ -42,6 +43,9 @@ public enum SyncplayLink {
     static let queueLimit = 4096
     /// How often the driver looks for a silent server.
     static let tickInterval = 0.5
+    /// Lines that may wait for a server that does not read, and how long (seconds) the oldest may.
+    static let writeQueueLimit = 256
+    static let writeTimeout = 15.0
 
     enum Event: Sendable {
         case line([UInt8])
@@ -64,10 +68,21 @@ public enum SyncplayLink {
             let (messages, messagesContinuation) = AsyncThrowingStream.makeStream(
                 of: RoomConnection.Arrival.self, bufferingPolicy: .bufferingOldest(queueLimit))
             return try await withThrowingTaskGroup(of: Void.self) { group in
+                // A server that sends faster than the driver follows fills the queue: its lines are
+                // not dropped unseen; the driver ends the connection at its next event.
+                let overflowed = NIOLockedValueBox(false)
                 group.addTask {
-                    switch await SyncplayLineReader.read(inbound, line: { eventsContinuation.yield(.line($0)) }) {
+                    let end = await SyncplayLineReader.read(inbound) { line in
+                        if case .dropped = eventsContinuation.yield(.line(line)) {
+                            overflowed.withLockedValue { $0 = true }
+                            return false
+                        }
+                        return true
+                    }
+                    switch end {
                     case .tooLong: eventsContinuation.yield(.tooLong)
                     case .closed(let error): eventsContinuation.yield(.closed(error))
+                    case .overflow: break
                     }
                 }
                 group.addTask {
@@ -76,11 +91,14 @@ public enum SyncplayLink {
                         eventsContinuation.yield(.tick)
                     }
                 }
+                let writer = PeerWriter(limit: writeQueueLimit)
+                group.addTask { await writer.run(outbound) }
                 group.addTask {
                     var driver = Driver(
-                        settings: settings, logger: logger, clock: clock, channel: channel.channel, outbound: outbound,
-                        messages: messagesContinuation)
+                        settings: settings, logger: logger, clock: clock, channel: channel.channel, writer: writer,
+                        overflowed: overflowed, messages: messagesContinuation)
                     await driver.run(events)
+                    writer.finish()
                 }
                 defer {
                     eventsContinuation.finish()
@@ -118,20 +136,23 @@ extension SyncplayLink {
         let logger: Logger
         let clock: any MonotonicClock
         let channel: any Channel
-        let outbound: NIOAsyncChannelOutboundWriter<ByteBuffer>
+        let writer: PeerWriter
+        let overflowed: NIOLockedValueBox<Bool>
         let messages: AsyncThrowingStream<RoomConnection.Arrival, any Error>.Continuation
         var bridge: SyncplayBridge
         var startedTLS = false
 
         init(
             settings: Settings, logger: Logger, clock: any MonotonicClock, channel: any Channel,
-            outbound: NIOAsyncChannelOutboundWriter<ByteBuffer>, messages: AsyncThrowingStream<RoomConnection.Arrival, any Error>.Continuation
+            writer: PeerWriter, overflowed: NIOLockedValueBox<Bool>,
+            messages: AsyncThrowingStream<RoomConnection.Arrival, any Error>.Continuation
         ) {
             self.settings = settings
             self.logger = logger
             self.clock = clock
             self.channel = channel
-            self.outbound = outbound
+            self.writer = writer
+            self.overflowed = overflowed
             self.messages = messages
             bridge = SyncplayBridge(configuration: settings.client)
         }
@@ -143,6 +164,9 @@ extension SyncplayLink {
                 try await perform(bridge.connected(now: clock.now()))
                 for await event in events {
                     let now = clock.now()
+                    if overflowed.withLockedValue({ $0 }) {
+                        throw CowatchError(.flooding, "the Syncplay server at \(authority) sent faster than we can follow")
+                    }
                     switch event {
                     case .line(let line):
                         do {
@@ -159,6 +183,9 @@ extension SyncplayLink {
                     case .daemon(let message):
                         try await perform(bridge.fromDaemon(message, now: now))
                     case .tick:
+                        if writer.waited(now: now) > writeTimeout {
+                            throw CowatchError(.timeout, "the Syncplay server at \(authority) read nothing for \(Int(writeTimeout)) s")
+                        }
                         try await perform(bridge.tick(now: now))
                     }
                 }
@@ -172,9 +199,9 @@ extension SyncplayLink {
             for action in actions {
                 switch action {
                 case .syncplay(let commands):
-                    try await outbound.write(ByteBuffer(bytes: SyncplayCodec.encode(commands)))
+                    try send(.bytes(ByteBuffer(bytes: SyncplayCodec.encode(commands))))
                 case .startTLS:
-                    try await startTLS()
+                    try startTLS()
                 case .deliver(let message):
                     if case .dropped = messages.yield(RoomConnection.Arrival(message: message, at: clock.now())) {
                         throw CowatchError(.flooding, "the Syncplay server sent faster than we can follow")
@@ -194,8 +221,17 @@ extension SyncplayLink {
             }
         }
 
-        /// STARTTLS: TLS goes in front of everything in the pipeline, before the next line.
-        private mutating func startTLS() async throws {
+        private func send(_ item: PeerWriter.Item) throws {
+            switch writer.enqueue(item, now: clock.now()) {
+            case .queued: return
+            case .full: throw CowatchError(.flooding, "the Syncplay server at \(authority) does not read what we send")
+            case .failed: throw CowatchError(.ioError, "cannot write to the Syncplay server at \(authority)")
+            }
+        }
+
+        /// STARTTLS: TLS goes in front of everything in the pipeline, after the lines already
+        /// queued and before the next one (a step of the writer, so the order holds).
+        private mutating func startTLS() throws {
             var configuration = TLSConfiguration.makeClientConfiguration()
             configuration.minimumTLSVersion = .tlsv12
             configuration.certificateVerification = .fullVerification
@@ -211,9 +247,11 @@ extension SyncplayLink {
             // An address has no name to verify or send (SNI); the certificate must still be valid.
             let name: String? = IPAddressBytes(text: settings.host) == nil ? settings.host : nil
             let channel = channel
-            try await channel.eventLoop.submit {
-                try channel.pipeline.syncOperations.addHandler(NIOSSLClientHandler(context: context, serverHostname: name), position: .first)
-            }.get()
+            try send(.step {
+                try await channel.eventLoop.submit {
+                    try channel.pipeline.syncOperations.addHandler(NIOSSLClientHandler(context: context, serverHostname: name), position: .first)
+                }.get()
+            })
             startedTLS = true
         }
 

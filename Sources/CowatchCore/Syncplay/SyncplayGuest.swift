@@ -17,6 +17,11 @@
 ///   are telemetry (its drift, in `cowatch participants`), never the room's position; one that
 ///   drifts past Syncplay's own thresholds (4 s ahead, 5 s behind) is put back with a forced state.
 /// - Joins, leaves, readiness and chat both ways; the user list from the room's participants.
+/// - The room's playlist as Syncplay's shared playlist (`SyncplayPlaylistView`: names, the current
+///   entry as its index), with who changed it; the client loads each entry from its own media
+///   directories. Its own changes become room edits under its role (remove, move, add a URL,
+///   choose the current entry); what names cannot say (a file the room does not list) is refused
+///   in its chat and its list put back. A room whose list is empty leaves the client its own.
 ///
 /// Threading: a value type; one owner (the connection's driver task).
 public struct SyncplayGuest: Sendable {
@@ -73,14 +78,14 @@ public struct SyncplayGuest: Sendable {
     /// The session token an earlier connection of this client was given (set by the shell before
     /// `roomConnected`, from what it kept for the client's address and name).
     public var token: String?
-    private var clientVersion = SyncplayHello.compatibleVersion
+    var clientVersion = SyncplayHello.compatibleVersion
     private var welcomed = false
-    private var timelines: TimelinePair?
-    private var participants: [ParticipantInfo] = []
+    var timelines: TimelinePair?
+    var participants: [ParticipantInfo] = []
     private var ready = false
-    private var file: SyncplayFile?
+    var file: SyncplayFile?
     /// Who made the room's last change (`setBy`).
-    private var setBy: String?
+    var setBy: String?
     private var lastStateSent: Double?
     private var lastHeard: Double?
     /// The client's last clock stamp, to echo; and its round trip as it said it.
@@ -96,9 +101,29 @@ public struct SyncplayGuest: Sendable {
     private var serverIgnoring = 0
     private var forcedCount = 0
     private var clientIgnoringToEcho: Int?
-    private var nextRequestID = 0
+    var nextRequestID = 0
     /// Our action requests waiting for the room, by id.
     private var pendingActions: Set<Int> = []
+    /// The room speaks `playlist` (its challenge said so): the client's greeting waits for the
+    /// room's list, which comes right after the welcome, so the client hears it before Hello.
+    private var roomSpeaksPlaylist = false
+    /// The Syncplay lines that greet the client (readiness, playlist, Hello, the first State)
+    /// have been sent.
+    var greeted = false
+    private var welcomedAt = 0.0
+    /// The room's playlist, as last received, and the view of it the client was shown.
+    var playlist: PlaylistState?
+    var view = SyncplayPlaylistView()
+    /// The list and index the client has now (what we sent it, or what it sent us).
+    var clientNames: [String] = []
+    var clientIndex: Int?
+    /// Our playlist edits waiting for the room, by id.
+    var pendingEdits: Set<Int> = []
+    /// Chat lines that came before the greeting (the room's history), said after it.
+    var heldChat: [Action] = []
+    static let heldChatLimit = 64
+    /// How long a greeting waits for the room's list before going without it (seconds).
+    static let playlistWait = 2.0
 
     public init(configuration: Configuration) {
         self.configuration = configuration
@@ -133,7 +158,8 @@ public struct SyncplayGuest: Sendable {
         if let lastHeard, now - lastHeard > configuration.stateTimeout {
             return [.close(CowatchError(.timeout, "the Syncplay client said nothing for \(Int(configuration.stateTimeout)) s"))]
         }
-        guard welcomed, now - (lastStateSent ?? -.infinity) >= configuration.stateInterval else { return [] }
+        if welcomed, !greeted, now - welcomedAt > Self.playlistWait { return greet(now: now) }
+        guard greeted, now - (lastStateSent ?? -.infinity) >= configuration.stateInterval else { return [] }
         return [.syncplay([.state(state(now: now, doSeek: false))])]
     }
 
@@ -162,11 +188,9 @@ public struct SyncplayGuest: Sendable {
                     // Syncplay's server tells the room, the client too: it then lists and plays on.
                     if let name { actions.append(.syncplay([.set([.user(SyncplayUserUpdate(username: name, room: room, file: file))])])) }
                 case .playlistChange(let files, _):
-                    // Its own list, echoed as Syncplay's server would (the client waits for the echo
-                    // to select its file); the room's own playlist is not shared with it yet.
-                    actions.append(.syncplay([.set([.playlistChange(files: files, user: name)])]))
+                    actions += clientPlaylist(files)
                 case .playlistIndex(let index, _):
-                    actions.append(.syncplay([.set([.playlistIndex(index: index, user: name)])]))
+                    actions += clientPlaylistIndex(index)
                 default:
                     break  // rooms and managed rooms: not offered to Syncplay clients yet
                 }
@@ -245,7 +269,7 @@ public struct SyncplayGuest: Sendable {
     public mutating func roomConnected(now: Double) -> [Action] {
         guard let name, let room else { return [] }
         let hello = ClientMessage.Hello(
-            features: [WireFeature.chat, WireFeature.roles], room: room, name: name, client: "syncplay \(clientVersion)",
+            features: [WireFeature.chat, WireFeature.roles, WireFeature.playlist], room: room, name: name, client: "syncplay \(clientVersion)",
             status: ParticipantStatus(ready: ready))
         return [.cowatch(.hello(hello))]
     }
@@ -254,6 +278,7 @@ public struct SyncplayGuest: Sendable {
     public mutating func fromRoom(_ message: ServerMessage, now: Double) -> [Action] {
         switch message {
         case .challenge(let challenge):
+            roomSpeaksPlaylist = challenge.features.contains(WireFeature.playlist)
             switch challenge.access {
             case .open, .new:
                 return [.cowatch(.auth(.init()))]
@@ -267,24 +292,18 @@ public struct SyncplayGuest: Sendable {
             participants = welcome.participants
             mediaName = welcome.activity.displayTitle
             holdingSeq = welcome.timeline.holding ? welcome.timeline.seq : nil
-            let features = Self.serverFeatures
-            var hello = SyncplayHello(
-                username: welcome.name, room: welcome.room, version: clientVersion, realVersion: "1.7.3", motd: configuration.motd,
-                features: features)
-            hello.passwordHash = nil
-            // In the order Syncplay's server says them: readiness and an empty playlist (which a
-            // client answers by uploading its own, then selecting its file), then the Hello.
+            welcomedAt = now
             var actions: [Action] = [.keepToken(welcome.token)]
-            for person in participants {
-                actions.append(.syncplay([.set([.ready(SyncplayReady(username: person.name, isReady: person.status.ready, manuallyInitiated: false))])]))
-            }
-            actions.append(.syncplay([.set([.playlistChange(files: [], user: nil)])]))
-            actions.append(.syncplay([.set([.playlistIndex(index: nil, user: nil)])]))
-            actions.append(.syncplay([.hello(hello)]))
             if let file { actions.append(.cowatch(.media(activity: welcome.activity.id, MediaInfo(duration: file.duration, size: file.size.map { Int($0) })))) }
-            if welcome.timeline.rate != 1 { actions += rateWarning(welcome.timeline.rate) }
-            return actions + forced(now: now, doSeek: true)
-        case .applied(let timeline, let notice, let actionID, _):
+            return actions + (roomSpeaksPlaylist ? [] : greet(now: now))
+        case .playlist(let state, let change, let requestID):
+            if let requestID { pendingEdits.remove(requestID) }
+            playlist = state
+            view = SyncplayPlaylistView(state)
+            guard greeted else { return welcomed ? greet(now: now) : [] }
+            return playlistLines(by: change?.actor ?? room ?? "Cowatch")
+        case .applied(let timeline, let notice, let actionID, let activity):
+            if let activity { mediaName = activity.displayTitle }
             guard var pair = timelines else { return [] }
             let before = Self.shown(pair, at: now)
             guard pair.advance(to: timeline, at: now) else { return [] }
@@ -304,6 +323,9 @@ public struct SyncplayGuest: Sendable {
             }
             return actions + forced(now: now, doSeek: notice?.action == .seek || jumped)
         case .refused(let actionID, _, let message):
+            if let actionID, pendingEdits.remove(actionID) != nil {
+                return [Self.cowatchSays(message)] + playlistLines(by: room ?? "Cowatch", always: true)
+            }
             guard let actionID, pendingActions.remove(actionID) != nil else { return [] }
             // Put the client back where the room is, as Syncplay's server does to a non-controller.
             return [.syncplay([.chat(SyncplayChat(username: "Cowatch", message: String(message.prefix(150))))])] + forced(now: now, doSeek: true)
@@ -323,13 +345,19 @@ public struct SyncplayGuest: Sendable {
             return []
         case .chat(let line):
             guard !line.history || welcomed else { return [] }
-            return [.syncplay([.chat(SyncplayChat(username: line.from, message: String(line.text.prefix(150))))])]
+            let said = Action.syncplay([.chat(SyncplayChat(username: line.from, message: String(line.text.prefix(150))))])
+            // The history a joiner gets comes before the client is greeted: it follows the Hello.
+            guard greeted else {
+                if heldChat.count < Self.heldChatLimit { heldChat.append(said) }
+                return []
+            }
+            return [said]
         case .ended(let by):
             return refuse(.notInRoom, "\(by) ended the activity for everyone")
         case .error(let code, let message):
             return refuse(CowatchError.Code(rawValue: code), message)
         case .timeReply, .done, .message, .messageAck, .attachmentAdded, .attachmentRemoved, .transferReady, .transferDone, .redirect,
-            .playlist, .playlistAvailability, .unsupported:
+            .playlistAvailability, .unsupported:
             return []
         case .unknown(let type):
             return [.cowatch(.unsupported(type: type))]
@@ -354,7 +382,7 @@ public struct SyncplayGuest: Sendable {
     }
 
     /// A change the client must follow: sent at once, with our counter (ignoringOnTheFly).
-    private mutating func forced(now: Double, doSeek: Bool) -> [Action] {
+    mutating func forced(now: Double, doSeek: Bool) -> [Action] {
         forcedCount += 1
         serverIgnoring = forcedCount
         return [.syncplay([.state(state(now: now, doSeek: doSeek))])]
@@ -370,7 +398,7 @@ public struct SyncplayGuest: Sendable {
         return (playing ? max(0, current.position + (now - current.reference) * current.rate) : current.position, playing)
     }
 
-    private func rateWarning(_ rate: Double) -> [Action] {
+    func rateWarning(_ rate: Double) -> [Action] {
         let text = "This Cowatch room plays at \(Notice.rateText(rate))x; Syncplay cannot change speed, so you will drift from it."
         return [.syncplay([.chat(SyncplayChat(username: "Cowatch", message: text))])]
     }

@@ -25,12 +25,21 @@ public final class SyncplayClientProcess {
     }
 
     /// Starts it: joins `room` on the Syncplay server at 127.0.0.1:`port` as `name`, playing
-    /// `media`; `playerArguments` go to its mpv (`--ao-null-buffer=0.05`, …).
-    public init(name: String, port: Int, room: String, media: String, playerArguments: [String] = []) throws {
+    /// `media`; `playerArguments` go to its mpv (`--ao-null-buffer=0.05`, …). `mediaDirectories`
+    /// are where it finds the shared playlist's files by name (its settings file says them).
+    public init(
+        name: String, port: Int, room: String, media: String, playerArguments: [String] = [], mediaDirectories: [String] = []
+    ) throws {
         guard let binary = Self.binary else { throw TestFailure("syncplay (and mpv) are not installed (make test-deps installs them)") }
         self.name = name
         directory = NSTemporaryDirectory() + "cowatch-syncplay-client-\(getpid())-\(UUID().uuidString.prefix(8))"
-        try FileManager.default.createDirectory(atPath: directory + "/home", withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(atPath: directory + "/home/.config", withIntermediateDirectories: true)
+        if !mediaDirectories.isEmpty {
+            // Syncplay reads a Python list literal.
+            let list = mediaDirectories.map { "'" + $0.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "'", with: "\\'") + "'" }
+            try "[client_settings]\nmediaSearchDirectories = [\(list.joined(separator: ", "))]\n"
+                .write(toFile: directory + "/home/.config/syncplay.ini", atomically: true, encoding: .utf8)
+        }
         mpvSocket = directory + "/mpv.sock"
         let log = directory + "/client.log"
         FileManager.default.createFile(atPath: log, contents: nil)

@@ -106,6 +106,11 @@ struct SyncplayGuestPlaylistTests {
         #expect(Self.chat(unknown).contains("ep3.mkv is not in this Cowatch room's playlist"), "\(unknown)")
         #expect(T.sent(unknown).contains(.set([.playlistChange(files: Self.names, user: "movies")])), "put back: \(unknown)")
         #expect(T.sent(unknown).allSatisfy { if case .chat(let line) = $0 { line.message.count <= 150 } else { true } })
+        // A line carries one command of a kind: each chat line goes on a line of its own.
+        #expect(unknown.allSatisfy { action in
+            guard case .syncplay(let commands) = action else { return true }
+            return commands.filter { if case .chat = $0 { true } else { false } }.count <= 1
+        }, "\(unknown)")
 
         let many = guest.received([.set([.playlistChange(files: ["https://example.org/talk.mp4"], user: nil)])], now: 11)
         #expect(Self.edits(many).isEmpty && Self.chat(many).contains("one entry"), "\(many)")

@@ -64,7 +64,7 @@ extension SyncplayGuest {
             return requestEdit(edit, in: playlist)
         } catch {
             clientNames = before
-            return [Self.cowatchSays(error.message)] + playlistLines(by: room ?? "Cowatch", always: true)
+            return Self.cowatchSays(error.message) + playlistLines(by: room ?? "Cowatch", always: true)
         }
     }
 
@@ -84,7 +84,7 @@ extension SyncplayGuest {
             guard let edit = try view.choose(chosen, in: playlist) else { return [] }
             return requestEdit(edit, in: playlist)
         } catch {
-            return [Self.cowatchSays(error.message)] + playlistLines(by: room ?? "Cowatch", always: true)
+            return Self.cowatchSays(error.message) + playlistLines(by: room ?? "Cowatch", always: true)
         }
     }
 
@@ -97,8 +97,8 @@ extension SyncplayGuest {
     }
 
     /// Lines in the client's chat from the room itself (Syncplay's 150 characters each, cut
-    /// between words).
-    static func cowatchSays(_ text: String) -> Action {
+    /// between words; one line each, as a line holds one command of a kind).
+    static func cowatchSays(_ text: String) -> [Action] {
         var lines: [String] = []
         var line = ""
         for word in text.split(separator: " ", omittingEmptySubsequences: true) {
@@ -110,6 +110,6 @@ extension SyncplayGuest {
             line += line.isEmpty ? word : " " + word
         }
         if !line.isEmpty { lines.append(line) }
-        return .syncplay(lines.prefix(4).map { .chat(SyncplayChat(username: "Cowatch", message: $0)) })
+        return lines.prefix(4).map { .syncplay([.chat(SyncplayChat(username: "Cowatch", message: $0))]) }
     }
 }

@@ -324,7 +324,7 @@ public struct SyncplayGuest: Sendable {
             return actions + forced(now: now, doSeek: notice?.action == .seek || jumped)
         case .refused(let actionID, _, let message):
             if let actionID, pendingEdits.remove(actionID) != nil {
-                return [Self.cowatchSays(message)] + playlistLines(by: room ?? "Cowatch", always: true)
+                return Self.cowatchSays(message) + playlistLines(by: room ?? "Cowatch", always: true)
             }
             guard let actionID, pendingActions.remove(actionID) != nil else { return [] }
             // Put the client back where the room is, as Syncplay's server does to a non-controller.

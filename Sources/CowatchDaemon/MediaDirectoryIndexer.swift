@@ -262,6 +262,14 @@ public actor MediaDirectoryIndexer: Service {
         }
     }
 
+    /// The identity of an indexed file named `name` (exactly, else but for case; the first by
+    /// path), as of the last finished scan; nil when none is. For a Syncplay room's playlist,
+    /// which names files and nothing more. Never waits for a scan.
+    public func identity(named name: String) -> MediaIdentity? {
+        let named = index.entries(named: name)
+        return (named.first { $0.identity.name == name } ?? named.first)?.identity
+    }
+
     /// Indexed files that do not match `identity` but have its name or size
     /// (`MediaIndex.nearMisses`): "you have night.mkv, but a different file".
     public func nearMisses(for identity: MediaIdentity, limit: Int = 8) -> [MediaIndex.Entry] {

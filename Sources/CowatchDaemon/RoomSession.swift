@@ -246,9 +246,23 @@ actor RoomSession {
 
     /// One connection to a Syncplay server's room, which `SyncplayLink` presents as a room server.
     private func connectToSyncplay(_ syncplay: SyncplayRoomSettings) async -> LinkOutcome {
+        // The shared playlist's names: our own media under its name, else a file of that name in
+        // our media directories.
+        let index = mediaIndex
+        var own = MediaFingerprint.localPath(of: configuration.media) ?? ""
+        if !own.isEmpty && !own.hasPrefix("/") { own = FileManager.default.currentDirectoryPath + "/" + own }
+        let ownMedia = own
         let settings = SyncplayLink.Settings(
             host: syncplay.address.host, port: syncplay.address.port, client: syncplay.client(name: configuration.name),
-            extraTrustRoots: syncplay.extraTrustRoots)
+            extraTrustRoots: syncplay.extraTrustRoots,
+            identify: { name in
+                if !ownMedia.isEmpty, (ownMedia as NSString).lastPathComponent == name,
+                    let identity = try? await MediaDirectoryIndexer.identity(ofFile: ownMedia)
+                {
+                    return identity
+                }
+                return await index?.identity(named: name)
+            })
         do {
             return try await SyncplayLink.connect(settings: settings, logger: logger, clock: clock) { inbound, send, fingerprint in
                 await self.session(inbound: inbound, send: send, fingerprint: fingerprint)

@@ -43,7 +43,7 @@ struct SyncplayBridgeTests {
             Issue.record("no challenge: \(answer)")
             return
         }
-        #expect(challenge.access == .open && challenge.features == [WireFeature.chat], "only what a Syncplay room can carry")
+        #expect(challenge.access == .open && challenge.features == [WireFeature.chat, WireFeature.playlist], "only what a Syncplay room can carry")
         #expect(Self.delivered(bridge.fromDaemon(.auth(.init()), now: 0)).isEmpty, "not before Syncplay's own welcome")
         #expect(Self.delivered(bridge.received([.hello(SyncplayHello(username: "alice_", room: "movies", realVersion: "1.6.9"))], now: 0.1)).isEmpty,
             "not before the room's state")

@@ -34,16 +34,33 @@ public struct SyncplayBridge: Sendable {
         case managedRoomCreated(room: String, password: String)
         /// End the connection with this error (after delivering what came before).
         case fail(CowatchError)
+        /// Find this machine's files of these names (its media directories, its own media) and
+        /// say what was found with `identified`, before the next event.
+        case identify([String])
     }
 
-    public private(set) var client: SyncplayClient
+    public internal(set) var client: SyncplayClient
     /// The daemon's name (its hello's), which its coordinator knows itself by; Syncplay may have
     /// given us another (`_` appended to a taken one, cut to 16 characters).
-    private var daemonName: String?
+    var daemonName: String?
     private var daemonActivity: Activity?
     private var authed = false
-    private var welcomed = false
+    var welcomed = false
     private var seq = 0
+    // The shared playlist (`SyncplayBridge+Playlist.swift`): Syncplay's names and index, the
+    // entry id each name has in the daemon's list, and the identities of this machine's files.
+    var sharedNames: [String] = []
+    var sharedIndex: Int?
+    var entryIDs: [String: PlaylistEntry.ID] = [:]
+    var nextEntryID: PlaylistEntry.ID = 1
+    var identities: [String: MediaIdentity] = [:]
+    var identifying: Set<String> = []
+    var playlistVersion = 0
+    /// The room activity delivered last, and the one the current entry was opened as.
+    var activityID = 0
+    var currentEntryActivity: Int?
+    /// The file name of what the daemon plays: its own media's, then each entry's it switched to.
+    var playingName: String?
     /// The last timeline delivered to the daemon.
     private var delivered: GroupTimeline?
     /// The daemon's last reported drift (seconds, player − timeline), until the timeline changes.
@@ -87,9 +104,11 @@ public struct SyncplayBridge: Sendable {
         case .hello(let hello):
             daemonName = hello.name
             daemonActivity = hello.activity
+            playingName = hello.activity.map { Self.fileName(Self.baseName($0.url)) }
             var actions = translate(client.readinessChanged(hello.status.ready), now: now)
+            activityID = hello.activity?.id ?? 0
             let challenge = ServerMessage.Challenge(
-                features: [WireFeature.chat], nonce: String(repeating: "0", count: 64), access: .open)
+                features: [WireFeature.chat, WireFeature.playlist], nonce: String(repeating: "0", count: 64), access: .open)
             actions.append(.deliver(.challenge(challenge)))
             return actions
         case .auth:
@@ -130,8 +149,10 @@ public struct SyncplayBridge: Sendable {
         case .detach(let id, _):
             return [Self.unsupported(id, "a Syncplay room keeps no attachments")]
         case .playlistEdit(let request):
-            return [Self.unsupported(request.id, "this Syncplay room's playlist is not editable from Cowatch yet")]
-        case .ready, .bye, .playlistHave, .playlistEnded, .transfer, .unsupported, .unknown:
+            return playlistEdit(request, now: now)
+        case .playlistEnded(let activity, _):
+            return playlistEnded(activity: activity, now: now)
+        case .ready, .bye, .playlistHave, .transfer, .unsupported, .unknown:
             return []
         }
     }
@@ -177,7 +198,7 @@ public struct SyncplayBridge: Sendable {
 
     // MARK: Translation
 
-    private mutating func translate(_ actions: [SyncplayClient.Action], now: Double) -> [Action] {
+    mutating func translate(_ actions: [SyncplayClient.Action], now: Double) -> [Action] {
         var result: [Action] = []
         for action in actions {
             switch action {
@@ -205,8 +226,10 @@ public struct SyncplayBridge: Sendable {
                 if welcomed { result.append(.deliver(.participants(participants(now: now)))) }
             case .chat(let from, let message):
                 result += chat(from: from, message: message)
-            case .playlist, .playlistIndex:
-                break  // the shared playlist is not mapped yet: the daemon follows its current file
+            case .playlist(let files, let by):
+                result += syncplayList(files, by: by)
+            case .playlistIndex(let index, let by):
+                result += syncplayIndex(index, by: by, now: now)
             case .managedRoomCreated(let room, let password):
                 result.append(.managedRoomCreated(room: room, password: password))
             case .fail(let error):
@@ -247,7 +270,7 @@ public struct SyncplayBridge: Sendable {
     /// Where the group was before the last timeline change (a seek notice's `from`).
     private var lastSeekOrigin: Double?
 
-    private mutating func nextTimeline(_ timeline: SyncplayTimeline?) -> GroupTimeline {
+    mutating func nextTimeline(_ timeline: SyncplayTimeline?) -> GroupTimeline {
         seq += 1
         let line = timeline ?? SyncplayTimeline(position: 0, at: 0, paused: true, setBy: nil)
         lastSeekOrigin = delivered?.position(at: line.at)
@@ -261,11 +284,15 @@ public struct SyncplayBridge: Sendable {
     private mutating func welcomeIfDue(now: Double) -> [Action] {
         guard !welcomed, authed, client.phase == .joined, let name = daemonName, client.timeline != nil else { return [] }
         welcomed = true
+        // The daemon's own media; when the room's list has a current entry, the list says it is
+        // that entry (and the daemon loads its copy of it, if its own media is another file).
         let activity = daemonActivity ?? Activity(url: "media")
+        if currentName != nil { currentEntryActivity = activity.id }
         let welcome = ServerMessage.Welcome(
             name: name, room: client.room, timeline: nextTimeline(client.timeline), participants: participants(now: now),
             activity: activity, token: String(repeating: "0", count: 64))
-        return [.deliver(.welcome(welcome))]
+        playlistVersion += 1
+        return [.deliver(.welcome(welcome)), .deliver(.playlist(playlistState(), change: nil, requestID: nil))]
     }
 
     private func participants(now: Double) -> [ParticipantInfo] {

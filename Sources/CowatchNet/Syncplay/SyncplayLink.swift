@@ -30,12 +30,20 @@ public enum SyncplayLink {
         /// A PEM file of certificate authorities trusted besides the system's (a server with a
         /// private authority); nil: the system's only.
         public var extraTrustRoots: String?
+        /// This machine's file of a shared playlist's name (by the daemon's media directories
+        /// and its own media), if it has one. Called on the driver's task between events: it must
+        /// answer promptly (look up, never wait for a scan).
+        public var identify: @Sendable (String) async -> MediaIdentity?
 
-        public init(host: String, port: Int, client: SyncplayClient.Configuration, extraTrustRoots: String? = nil) {
+        public init(
+            host: String, port: Int, client: SyncplayClient.Configuration, extraTrustRoots: String? = nil,
+            identify: @escaping @Sendable (String) async -> MediaIdentity? = { _ in nil }
+        ) {
             self.host = host
             self.port = port
             self.client = client
             self.extraTrustRoots = extraTrustRoots
+            self.identify = identify
         }
     }
 
@@ -209,6 +217,12 @@ extension SyncplayLink {
                 case .plaintext:
                     logger.warning(
                         "the Syncplay server at \(authority) offers no TLS: names, chat and the server password go in clear (--syncplay-require-tls refuses such servers)")
+                case .identify(let names):
+                    var found: [String: MediaIdentity] = [:]
+                    for name in names.prefix(SyncplayCodec.maxPlaylistFiles) {
+                        if let identity = await settings.identify(name) { found[name] = identity }
+                    }
+                    try await perform(bridge.identified(found, now: clock.now()))
                 case .managedRoomCreated(let room, _):
                     logger.notice("the Syncplay server made the managed room \(room) for us")
                 case .fail(let error):

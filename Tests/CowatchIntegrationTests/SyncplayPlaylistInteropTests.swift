@@ -81,3 +81,64 @@ extension SyncplayClientInteropTests {
         #expect(room.daemons.allSatisfy { $0.process.isRunning })
     }
 }
+
+/// Issue 24, part 1, the playlist both ways: a Cowatch daemon in a `syncplay-server` room follows
+/// the room's shared playlist beside Syncplay's own client, and edits it.
+extension SyncplayClientInteropTests {
+    @Test("a daemon in a Syncplay room: the list Syncplay's client uploads is the daemon's, its additions reach the client, the client's choice switches the daemon's film and the daemon's next the client's")
+    func daemonFollowsSyncplayPlaylist() async throws {
+        let server = try await SyncplayServerProcess.start()
+        let films = try await TestMedia.playlistFilms()
+        let root = try makeTemporaryDirectory("cowatch-syncplay-list")
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        let names = [0: "ep1.mkv", 1: "ep2.mkv", 2: "ep3.mkv"]
+        let aliceShelf = try Shelf(films, in: root, at: "alice", names: names)
+        let carolShelf = try Shelf(films, in: root, at: "carol", names: names)
+        let room = try await DaemonRoom(room: "list", venue: .syncplay(port: server.port), probes: true)
+        defer { room.stopInBackground() }
+        try await room.add("alice", media: aliceShelf.paths[0]!, arguments: aliceShelf.arguments)
+        let alice = room.clients[0]
+        let watch = PlaylistWatch(room)
+        func aliceList() async throws -> [String] { try await watch.playlist(0).entries.compactMap(\.name) }
+        func aliceCurrent() async throws -> String? { try await watch.playlist(0).entries.first { $0.current }?.name }
+        func aliceFile() async -> String? { try? await room.probes[0].request(.getProperty("filename")).stringValue }
+
+        // carol joins with her copy of the first film: her client lists it for the (empty) room,
+        // and alice's daemon has that list, its entry being what she plays already.
+        let carol = try SyncplayClientProcess(
+            name: "carol", port: server.port, room: "list", media: carolShelf.paths[0]!, mediaDirectories: [carolShelf.folder])
+        defer { carol.terminateInBackground() }
+        let carolPlayer = try await carol.playerProbe()
+        func carolFile() async -> String? { try? await carolPlayer.request(.getProperty("filename")).stringValue }
+        _ = try await room.expectNotices("join", actor: "carol", timeout: 30)
+        try await watch.until("alice to list ep1.mkv, current", within: 20) {
+            let (list, current) = (try await aliceList(), try await aliceCurrent())
+            return list == ["ep1.mkv"] && current == "ep1.mkv" ? nil : "\(list), current \(current ?? "-")"
+        }
+        #expect(await aliceFile() == "ep1.mkv")
+
+        // alice adds her other two films: carol's client lists them.
+        _ = try await alice.request(.playlist(.add(aliceShelf.sources([1, 2]), next: false)))
+        #expect(await eventually(timeout: 15) {
+            carol.say("ql")
+            await pause(0.5)
+            return carol.log.contains("\t2: ep2.mkv") && carol.log.contains("\t3: ep3.mkv")
+        }, "\(carol.log)")
+
+        // carol chooses the second at her console: alice's daemon plays its own copy of it.
+        carol.say("qs 2")
+        try await watch.until("alice on ep2.mkv, chosen by carol", within: 20) {
+            let current = try await aliceCurrent()
+            return current == "ep2.mkv" ? nil : "current \(current ?? "-")"
+        }
+        #expect(await eventually(timeout: 20) { await aliceFile() == "ep2.mkv" }, "alice's player")
+
+        // alice moves on: carol's client loads the third from her directory, saying who.
+        _ = try await alice.request(.playlist(.next))
+        #expect(await eventually(timeout: 20) { await carolFile() == "ep3.mkv" }, "\(carol.log)")
+        #expect(carol.log.contains("alice changed the playlist selection"), "\(carol.log)")
+        #expect(await eventually(timeout: 20) { await aliceFile() == "ep3.mkv" }, "alice's player")
+        #expect(!carol.log.contains("Traceback"), "\(carol.log)")
+        #expect(room.daemons.allSatisfy { $0.process.isRunning })
+    }
+}

@@ -114,6 +114,7 @@ extension SyncplayBridge {
         guard welcomed else {
             return [Self.refused(request.id, .notInRoom, "not in the Syncplay room yet")]
         }
+        if let refusal = notControlling(request.id) { return [refusal] }
         let me = daemonName ?? client.username
         var names = sharedNames
         let currentIndex = sharedIndex.flatMap { names.indices.contains($0) ? $0 : nil }
@@ -173,7 +174,9 @@ extension SyncplayBridge {
     /// The daemon's player reached the end of `activity`: the next entry, as Syncplay's client
     /// moves on at the end of its file.
     mutating func playlistEnded(activity: Int, now: Double) -> [Action] {
-        guard welcomed, activity == currentEntryActivity, let index = sharedIndex, sharedNames.indices.contains(index + 1) else { return [] }
+        guard welcomed, notControlling(nil) == nil, activity == currentEntryActivity, let index = sharedIndex,
+            sharedNames.indices.contains(index + 1)
+        else { return [] }
         return choose(index + 1, by: daemonName ?? client.username, requestID: nil, now: now)
     }
 

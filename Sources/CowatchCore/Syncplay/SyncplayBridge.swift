@@ -66,6 +66,8 @@ public struct SyncplayBridge: Sendable {
     /// The daemon's last reported drift (seconds, player − timeline), until the timeline changes.
     private var lastDrift: Double?
     private var users: [SyncplayListedUser] = []
+    /// The server accepted our password for this managed room (or lists us as a controller).
+    private var controlling = false
     /// Our chat lines on their way to the server, to confirm with the daemon's ids when they come back.
     private var pendingChat: [(id: Int, text: String)] = []
     static let pendingChatLimit = 16
@@ -162,6 +164,7 @@ public struct SyncplayBridge: Sendable {
         guard welcomed, let current = client.timeline else {
             return [.deliver(.refused(actionID: request.id, code: CowatchError.Code.notInRoom.rawValue, message: "not in the Syncplay room yet"))]
         }
+        if let refusal = notControlling(request.id) { return [refusal] }
         let here = current.position(at: now)
         let paused: Bool
         let position: Double
@@ -223,6 +226,7 @@ public struct SyncplayBridge: Sendable {
                 result += more
             case .users(let users):
                 self.users = users.filter { $0.room == client.room }
+                if let me = self.users.first(where: { $0.username == client.username }) { controlling = me.controller }
                 if welcomed { result.append(.deliver(.participants(participants(now: now)))) }
             case .chat(let from, let message):
                 result += chat(from: from, message: message)
@@ -257,7 +261,8 @@ public struct SyncplayBridge: Sendable {
         case .ready(let name, let ready):
             guard name != client.username else { return [] }
             return [.deliver(.notice(Notice(actor: Self.shown(name), action: ready ? .ready : .unready)))]
-        case .controller:
+        case .controller(let name, let success):
+            if name == client.username { controlling = success }
             return []  // shown in the participant list (operator), which the server sends next
         }
         if case .deliver(.applied(let timeline, nil, nil, nil))? = previous.last {
@@ -337,6 +342,15 @@ public struct SyncplayBridge: Sendable {
     /// as someone else's (direction overrides, invisible characters).
     static func shown(_ text: String) -> String {
         String(String.UnicodeScalarView(text.unicodeScalars.filter { !ControlCharacters.isUnfitForDisplay($0) }))
+    }
+
+    /// In a managed room we do not control, Syncplay's server would undo our change: refused
+    /// here, saying why (as a Cowatch managed room refuses a member).
+    func notControlling(_ id: Int?) -> Action? {
+        guard !controlling, SyncplayManagedRoom.parse(client.room) != nil else { return nil }
+        return Self.refused(
+            id, .notPermitted,
+            "this Syncplay room is managed: only its controllers may pause, play, seek or change its playlist (the room's password, given with --syncplay-room-password-file, makes you one)")
     }
 
     static func baseName(_ url: String) -> String {

@@ -65,6 +65,9 @@ public enum Daemon {
                 if let port = room.hostPort {
                     // Before our session tries to join a server that is someone else's.
                     try ListenError.ensureFree(host: room.hostAddress ?? "0.0.0.0", port: port)
+                    if let syncplayPort = room.syncplayListenPort {
+                        try ListenError.ensureFree(host: room.hostAddress ?? "0.0.0.0", port: syncplayPort)
+                    }
                     // The embedded room server starts first so our own session can join it.
                     var policy = RoomSequencer.Configuration()
                     policy.playWhenReady = room.playWhenReady
@@ -102,6 +105,17 @@ public enum Daemon {
                         host: room.hostAddress ?? "0.0.0.0", port: port, configuration: policy, state: hosting.state,
                         identity: hosting.identity, logger: logger)
                     services.append(.init(service: server))
+                    if let syncplayPort = room.syncplayListenPort {
+                        // Stock Syncplay clients join our room through a room connection of their own.
+                        var guest = SyncplayGuest.Configuration(passwordHash: room.syncplayGuestPasswordHash?.text)
+                        guest.roomSecret = room.syncplayGuestPasswordHash == nil ? nil : room.secret
+                        let gateway = SyncplayGateway(
+                            configuration: .init(
+                                host: room.hostAddress ?? "0.0.0.0", port: syncplayPort, roomPort: { port },
+                                roomKey: hosting.identity?.fingerprint, guest: guest),
+                            logger: logger, clock: controller.clock)
+                        services.append(.init(service: gateway))
+                    }
                 }
                 // The playlist's local files, found by identity in --media-dir folders.
                 let mediaIndex = configuration.mediaDirectories.isEmpty ? nil : MediaDirectoryIndexer(

@@ -66,6 +66,8 @@ public struct DaemonFlags: Sendable {
     public var syncplayRoomPasswordFile: String?
     public var syncplayRequireTLS: Bool?
     public var syncplayCAFile: String?
+    /// `--syncplay-port` (with `--host`).
+    public var syncplayPort: Int?
     public init() {}
 }
 
@@ -152,6 +154,7 @@ extension DaemonConfiguration {
         put("syncplay-room-password-file", flags.syncplayRoomPasswordFile.map(ConfigContent.string))
         put("syncplay-require-tls", flags.syncplayRequireTLS.map(ConfigContent.bool))
         put("syncplay-ca-file", flags.syncplayCAFile.map(ConfigContent.string))
+        put("syncplay-port", flags.syncplayPort.map(ConfigContent.int))
         let flagReader = ConfigReader(provider: InMemoryProvider(name: "flags", values: flagValues))
         let layered = LayeredConfig(sources: [("flag", flagReader), ("environment", env), ("config file \(filePath)", file)])
 
@@ -227,6 +230,11 @@ extension DaemonConfiguration {
             // An invite's secret, else the configured one (both at once: the invite's wins, it is
             // what the host gave for this room).
             room.secret = try room.secret ?? loadRoomSecret(flags: flags, environment: environment, layered: layered)
+            if room.syncplayListenPort != nil, room.secret != nil, room.syncplayGuestPasswordHash == nil {
+                throw CowatchError(
+                    .invalidConfiguration,
+                    "Syncplay clients cannot prove a room secret: with --syncplay-port, a room with a secret needs --syncplay-password-file (the password they give instead)")
+            }
             room.openPolicy = try loadOpenPolicy(flags: flags, layered: layered)
             configuration.room = room
         }
@@ -242,7 +250,7 @@ extension DaemonConfiguration {
         "room", "drift", "title", "type", "fallback-url", "on-end", "ready", "wait-for-me", "play-when-ready",
         "wait-timeout", "room-secret-file", "managed", "unmanaged", "allow-scheme", "accept-open", "trust-host", "tls-cert", "tls-key",
         "auto-subtitles", "transfer-rate", "player-nice", "player-realtime", "map-port", "map-lease", "media-dir",
-        "playlist", "syncplay-password-file", "syncplay-room-password-file", "syncplay-require-tls", "syncplay-ca-file",
+        "playlist", "syncplay-password-file", "syncplay-room-password-file", "syncplay-require-tls", "syncplay-ca-file", "syncplay-port",
     ]
     static let driftKeys: Set<String> = ["seek-threshold", "correction-time", "start-correction-time", "max-adjust", "interval"]
 
@@ -341,6 +349,9 @@ extension DaemonConfiguration {
             settings = RoomSettings(
                 room: roomName, serverHost: "127.0.0.1", serverPort: endpoint.port, hostAddress: endpoint.host,
                 hostPort: endpoint.port)
+            try loadSyncplayGuests(layered, into: &settings)
+        case (nil, .some) where try layered.int("syncplay-port") != nil:
+            throw CowatchError(.invalidConfiguration, "--syncplay-port takes Syncplay clients into a room this daemon hosts: it goes with --host")
         case (nil, let join?) where SyncplayAddress.isLink(join):
             // A Syncplay server's room: its name is in the link, its password in a file.
             let address = try SyncplayAddress(parsing: join)

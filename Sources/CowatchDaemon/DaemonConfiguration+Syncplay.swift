@@ -40,6 +40,26 @@ public struct SyncplaySecret: Sendable, Equatable, CustomStringConvertible {
 }
 
 extension DaemonConfiguration {
+    /// `--syncplay-port` beside `--host`: the port Syncplay clients join the hosted room on, and
+    /// the password they must give (`syncplay-password-file`, 0600). Errors: `invalid-configuration`,
+    /// `unsafe-path`.
+    static func loadSyncplayGuests(_ layered: LayeredConfig, into settings: inout RoomSettings) throws(CowatchError) {
+        guard let port = try layered.int("syncplay-port") else {
+            if try layered.string("syncplay-password-file") != nil {
+                throw CowatchError(.invalidConfiguration, "with --host, --syncplay-password-file goes with --syncplay-port")
+            }
+            return
+        }
+        guard (1...65535).contains(port), port != settings.hostPort else {
+            throw CowatchError(.invalidConfiguration, "--syncplay-port must be a port 1–65535 other than --host's")
+        }
+        settings.syncplayListenPort = port
+        if let path = try layered.string("syncplay-password-file") {
+            let password = try SyncplayPasswordReader.read(path: path, what: "Syncplay password file")
+            settings.syncplayGuestPasswordHash = SyncplaySecret(SyncplayPassword.hash(password))
+        }
+    }
+
     /// The Syncplay settings beside a `syncplay://` join: `syncplay-password-file` (the server's
     /// password), `syncplay-room-password-file` (a managed room's), `syncplay-require-tls`,
     /// `syncplay-ca-file`. Passwords come only from files (0600, owned by this user), never flags.

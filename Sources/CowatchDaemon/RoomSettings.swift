@@ -50,6 +50,11 @@ public struct RoomSettings: Sendable, Equatable {
     /// Joining a Syncplay server's room instead of a Cowatch room (`--join syncplay://…`); the
     /// daemon then talks to it through `SyncplayLink`. nil for a Cowatch room.
     public var syncplay: SyncplayRoomSettings?
+    /// Hosting: also take stock Syncplay clients into the room on this port (`--syncplay-port`).
+    public var syncplayListenPort: Int?
+    /// Hosting: the MD5 hex of the password Syncplay clients must give (`--syncplay-password-file`
+    /// beside `--syncplay-port`); required when the room has a secret.
+    public var syncplayGuestPasswordHash: SyncplaySecret?
 
     public init(
         room: String, serverHost: String, serverPort: Int, hostAddress: String? = nil, hostPort: Int? = nil,

@@ -75,7 +75,8 @@ struct CowatchDaemonCommand: AsyncParsableCommand {
     var join: String?
 
     @Option(name: .long, help: ArgumentHelp(
-        "With --join syncplay://…: a file (0600) holding the Syncplay server's password.", valueName: "PATH"))
+        "With --join syncplay://…: a file (0600) holding the Syncplay server's password; with --host … --syncplay-port: the password Syncplay clients must give.",
+        valueName: "PATH"))
     var syncplayPasswordFile: String?
 
     @Option(name: .long, help: ArgumentHelp(
@@ -158,6 +159,11 @@ struct CowatchDaemonCommand: AsyncParsableCommand {
         "With --host: ask the home router to forward the port (UPnP-IGD, NAT-PMP or PCP), renew it and remove it at exit: auto, upnp, natpmp, pcp or off (default: auto).",
         valueName: "HOW"))
     var mapPort: String?
+
+    @Option(name: .long, help: ArgumentHelp(
+        "With --host: also take stock Syncplay clients (desktop, mobile, Kodi) into the room on this port. A room with a secret also needs --syncplay-password-file (the password they give instead).",
+        valueName: "PORT"))
+    var syncplayPort: Int?
 
     @Option(name: .long, help: ArgumentHelp(
         "With --host: the lease asked of the router, 30-86400 seconds, renewed at half (default: 3600).", valueName: "SECONDS"))
@@ -314,6 +320,7 @@ struct CowatchDaemonCommand: AsyncParsableCommand {
         flags.managed = managed ? true : nil
         flags.unmanaged = unmanaged ? true : nil
         flags.mapPort = mapPort
+        flags.syncplayPort = syncplayPort
         flags.mapLease = mapLease
         flags.tlsCert = tlsCert
         flags.tlsKey = tlsKey

@@ -64,3 +64,57 @@ struct SyncplayConfigTests {
         #expect(room.syncplay?.roomPassword?.text == "AB-123-456")
     }
 }
+
+@Suite("--host … --syncplay-port: Syncplay clients in the hosted room")
+struct SyncplayHostConfigTests {
+    static func hosting() -> DaemonFlags {
+        var flags = SyncplayConfigTests.flags()
+        flags.join = nil
+        flags.host = "7433"
+        flags.room = "evening"
+        flags.syncplayPort = 8999
+        return flags
+    }
+
+    static func code(_ flags: DaemonFlags) async -> CowatchError.Code? {
+        do {
+            _ = try await DaemonConfiguration.load(flags: flags, environment: SyncplayConfigTests.environment)
+            return nil
+        } catch let error as CowatchError {
+            return error.code
+        } catch {
+            return .ioError
+        }
+    }
+
+    @Test("an open hosted room takes Syncplay clients on the port; its password, when given, as Syncplay's hash")
+    func open() async throws {
+        var flags = Self.hosting()
+        let room = try #require(try await DaemonConfiguration.load(flags: flags, environment: SyncplayConfigTests.environment).room)
+        #expect(room.syncplayListenPort == 8999 && room.syncplayGuestPasswordHash == nil)
+        flags.syncplayPasswordFile = try SyncplayConfigTests.file("friends only\n")
+        let guarded = try #require(try await DaemonConfiguration.load(flags: flags, environment: SyncplayConfigTests.environment).room)
+        #expect(guarded.syncplayGuestPasswordHash?.text == SyncplayPassword.hash("friends only"))
+    }
+
+    @Test("refused: a room with a secret without a Syncplay password; --syncplay-port without --host or on --host's port; a password without the port")
+    func refusals() async throws {
+        var secret = Self.hosting()
+        secret.roomSecretFile = try SyncplayConfigTests.file("correct horse battery staple")
+        #expect(await Self.code(secret) == .invalidConfiguration)
+        secret.syncplayPasswordFile = try SyncplayConfigTests.file("friends only")
+        #expect(await Self.code(secret) == nil, "with a password, the secret room takes them")
+
+        var joining = Self.hosting()
+        joining.host = nil
+        joining.join = "127.0.0.1:7433"
+        #expect(await Self.code(joining) == .invalidConfiguration)
+        var samePort = Self.hosting()
+        samePort.syncplayPort = 7433
+        #expect(await Self.code(samePort) == .invalidConfiguration)
+        var passwordOnly = Self.hosting()
+        passwordOnly.syncplayPort = nil
+        passwordOnly.syncplayPasswordFile = try SyncplayConfigTests.file("friends only")
+        #expect(await Self.code(passwordOnly) == .invalidConfiguration)
+    }
+}

@@ -40,6 +40,10 @@ public struct SyncplayGuest: Sendable {
         public var aheadLimit: Double
         /// How far behind before it is put back (Syncplay's fast-forward threshold).
         public var behindLimit: Double
+        /// The secret of the room this gateway serves, when it may let Syncplay clients into it:
+        /// only beside a Syncplay password (`passwordHash`), which they proved instead (a hosting
+        /// daemon's own room). Without it, a room with a secret turns them away.
+        public var roomSecret: RoomSecretValue?
 
         public init(
             passwordHash: String? = nil, tls: Bool = false, motd: String = "This is a Cowatch room, joined from Syncplay.",
@@ -52,6 +56,7 @@ public struct SyncplayGuest: Sendable {
             self.stateInterval = stateInterval
             self.aheadLimit = aheadLimit
             self.behindLimit = behindLimit
+            roomSecret = nil
         }
     }
 
@@ -78,6 +83,12 @@ public struct SyncplayGuest: Sendable {
     /// The session token an earlier connection of this client was given (set by the shell before
     /// `roomConnected`, from what it kept for the client's address and name).
     public var token: String?
+    /// This connection's nonce for the room's handshake (random, set by the shell before
+    /// `roomConnected`).
+    public var nonce = String(repeating: "0", count: 64)
+    /// The room server's certificate fingerprint as the room connection saw it (the secret's
+    /// proof binds it), set by the shell before `roomConnected`.
+    public var serverFingerprint = ""
     var clientVersion = SyncplayHello.compatibleVersion
     private var welcomed = false
     var timelines: TimelinePair?
@@ -269,7 +280,8 @@ public struct SyncplayGuest: Sendable {
     public mutating func roomConnected(now: Double) -> [Action] {
         guard let name, let room else { return [] }
         let hello = ClientMessage.Hello(
-            features: [WireFeature.chat, WireFeature.roles, WireFeature.playlist], room: room, name: name, client: "syncplay \(clientVersion)",
+            features: [WireFeature.chat, WireFeature.roles, WireFeature.playlist, WireFeature.secretHMAC], room: room, name: name,
+            client: "syncplay \(clientVersion)", nonce: nonce,
             status: ParticipantStatus(ready: ready))
         return [.cowatch(.hello(hello))]
     }
@@ -282,8 +294,18 @@ public struct SyncplayGuest: Sendable {
             switch challenge.access {
             case .open, .new:
                 return [.cowatch(.auth(.init()))]
-            case .secret:
-                return refuse(.authFailed, "This Cowatch room has a secret, which Syncplay clients cannot prove: ask its host for a room without one")
+            case .secret(let salt):
+                // Only a client that gave this gateway's Syncplay password, for the room whose
+                // secret the gateway was given.
+                guard let secret = configuration.roomSecret, configuration.passwordHash != nil, let name, let room,
+                    let verifier = try? RoomSecret.verifier(secret: secret.text, salt: salt)
+                else {
+                    return refuse(.authFailed, "This Cowatch room has a secret, which Syncplay clients cannot prove: ask its host for a room without one")
+                }
+                let proof = RoomSecret.proof(
+                    key: verifier.key, side: .client, room: room, name: name, clientNonce: nonce, serverNonce: challenge.nonce,
+                    fingerprint: serverFingerprint)
+                return [.cowatch(.auth(.init(proof: proof)))]
             }
         case .welcome(let welcome):
             welcomed = true

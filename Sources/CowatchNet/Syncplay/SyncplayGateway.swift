@@ -14,7 +14,8 @@ import ServiceLifecycle
 /// Bounds: `maxGuests` at once, `maxGuestsPerAddress` from one address; a client has
 /// `helloTimeout` to say hello; a line longer than Syncplay's 16 KiB closes it; every queue is
 /// bounded; a client that stops reading is closed once `writeQueueLimit` lines wait for it or the
-/// oldest has waited `writeTimeout` (its task never waits on its socket).
+/// oldest has waited `writeTimeout` (its task never waits on its socket); one that sends faster
+/// than it is served is slowed (its reader waits, its lines stay in its socket).
 ///
 /// Threading: a `Service`; one task per client owns its guest. Errors: `run` throws what binding
 /// the port throws (`ListenError`).
@@ -45,6 +46,9 @@ public struct SyncplayGateway: Service {
         }
     }
 
+    /// The kernel's send buffer for each Syncplay client.
+    static let sendBufferBytes = 65_536
+
     let configuration: Configuration
     let logger: Logger
     let clock: any MonotonicClock
@@ -69,6 +73,10 @@ public struct SyncplayGateway: Service {
                 .serverChannelOption(.backlog, value: 64)
                 .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
                 .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
+                // A Syncplay client needs a few lines a second: a bounded kernel buffer each (not
+                // megabytes, autotuned), so 256 clients cost little and one that stops reading
+                // shows it soon (`writeTimeout`).
+                .childChannelOption(.socketOption(.so_sndbuf), value: SyncplayGateway.sendBufferBytes)
                 .bind(host: configuration.host, port: configuration.port) { channel in
                     channel.eventLoop.makeCompletedFuture {
                         try NIOAsyncChannel<ByteBuffer, ByteBuffer>(wrappingChannelSynchronously: channel)
@@ -133,13 +141,16 @@ struct SyncplayGuestConnection {
         case line([UInt8])
         case tooLong
         case clientClosed
-        case roomUp(RoomConnection.Send)
+        case roomUp(RoomConnection.Send, fingerprint: String)
         case room(ServerMessage)
         case roomClosed(String)
         case tick
     }
 
     static let queueLimit = 1024
+    /// Lines of the client that may wait for the guest (the rest of the queue is for the room's
+    /// messages and the ticks).
+    static let lineQueueLimit = 256
 
     func serve(_ connection: NIOAsyncChannel<ByteBuffer, ByteBuffer>) async {
         try? await connection.executeThenClose { inbound, outbound -> Void in
@@ -147,21 +158,22 @@ struct SyncplayGuestConnection {
             let writer = PeerWriter(limit: configuration.writeQueueLimit)
             await withTaskGroup(of: Void.self) { group -> Void in
                 group.addTask { await writer.run(outbound) }
-                // A client that sends faster than it is served fills the queue: its lines are not
-                // dropped (that would break the protocol unseen); it is closed at the next event.
-                let overflowed = NIOLockedValueBox(false)
+                // A client that sends faster than it is served is slowed, not dropped: past
+                // `lineQueueLimit` lines waiting, the reader waits (and so reads nothing more from
+                // its socket, which then fills up to the client).
+                let waitingLines = NIOLockedValueBox(0)
                 group.addTask {
                     let end = await SyncplayLineReader.read(inbound) { line in
-                        if case .dropped = continuation.yield(.line(line)) {
-                            overflowed.withLockedValue { $0 = true }
-                            return false
+                        while waitingLines.withLockedValue({ $0 }) >= Self.lineQueueLimit {
+                            guard (try? await clock.sleep(seconds: 0.005)) != nil else { return false }
                         }
+                        waitingLines.withLockedValue { $0 += 1 }
+                        if case .dropped = continuation.yield(.line(line)) { return false }
                         return true
                     }
                     switch end {
                     case .tooLong: continuation.yield(.tooLong)
-                    case .closed: continuation.yield(.clientClosed)
-                    case .overflow: break
+                    case .closed, .overflow: continuation.yield(.clientClosed)
                     }
                 }
                 group.addTask {
@@ -181,12 +193,9 @@ struct SyncplayGuestConnection {
                 for await event in events {
                     let now = clock.now()
                     var actions: [SyncplayGuest.Action] = []
-                    if overflowed.withLockedValue({ $0 }) {
-                        leave(CowatchError(.flooding, "the Syncplay client sends faster than it is served"))
-                        break
-                    }
                     switch event {
                     case .line(let line):
+                        waitingLines.withLockedValue { $0 -= 1 }
                         do {
                             let commands = try SyncplayCodec.decode(line: line)
                             logger.trace("syncplay client line", metadata: ["cowatch.syncplay.line": "\(commands)"])
@@ -200,8 +209,10 @@ struct SyncplayGuestConnection {
                         actions = guest.receivedBadLine(CowatchError(.protocolViolation, "a line longer than \(SyncplayCodec.maxLineBytes) bytes"))
                     case .clientClosed:
                         closing = CowatchError(.ioError, "the Syncplay client left")
-                    case .roomUp(let send):
+                    case .roomUp(let send, let fingerprint):
                         room = send
+                        guest.nonce = RoomSecret.nonce()
+                        guest.serverFingerprint = fingerprint
                         let key = "\(address)|\(guest.name ?? "")|\(guest.room ?? "")"
                         guest.token = tokens.withLockedValue { $0[key] }
                         actions = guest.roomConnected(now: now)
@@ -265,8 +276,8 @@ struct SyncplayGuestConnection {
         let security: RoomConnection.Security = configuration.roomKey.map { .tls(expected: $0, knownHosts: nil) } ?? .plaintext
         do {
             try await RoomConnection.connect(host: "127.0.0.1", port: port, security: security, logger: logger, now: { clock.now() }) {
-                inbound, send, _ in
-                events.yield(.roomUp(send))
+                inbound, send, fingerprint in
+                events.yield(.roomUp(send, fingerprint: fingerprint))
                 for try await arrival in inbound { events.yield(.room(arrival.message)) }
             }
             events.yield(.roomClosed("the room server closed the connection"))

@@ -17,13 +17,13 @@ enum SyncplayLineReader {
     /// Hands every line (without its line break) to `line`, in order, and says how reading ended;
     /// `line` returns false to stop.
     /// Threading: call from one task; `line` runs on it.
-    static func read(_ inbound: NIOAsyncChannelInboundStream<ByteBuffer>, line: ([UInt8]) -> Bool) async -> End {
+    static func read(_ inbound: NIOAsyncChannelInboundStream<ByteBuffer>, line: ([UInt8]) async -> Bool) async -> End {
         var framer = LineFramer(maxLineBytes: SyncplayCodec.maxLineBytes)
         do {
             for try await chunk in inbound {
                 for item in chunk.withUnsafeReadableBytes({ framer.feed($0) }) {
                     guard case .line(let bytes) = item else { return .tooLong }
-                    guard line(bytes) else { return .overflow }
+                    guard await line(bytes) else { return .overflow }
                 }
             }
             return .closed(nil)

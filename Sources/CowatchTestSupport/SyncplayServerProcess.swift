@@ -72,8 +72,9 @@ public final class SyncplayServerProcess {
     }
 
     /// An authority and a certificate it signed for localhost, as syncplay-server's `--tls`
-    /// directory wants them (cert.pem, privkey.pem, chain.pem), made with the openssl tool.
-    private static func makeCertificates(in directory: String) async throws {
+    /// directory wants them (cert.pem, privkey.pem, chain.pem; the authority in authority.pem),
+    /// made with the openssl tool. Also for `cowatch-server --tls-cert` in tests.
+    public static func makeCertificates(in directory: String) async throws {
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         let script = """
             set -e

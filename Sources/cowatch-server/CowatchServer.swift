@@ -4,6 +4,7 @@ import CowatchNet
 import Foundation
 import Logging
 import NIOPosix
+import NIOSSL
 import ServiceLifecycle
 
 @main
@@ -367,9 +368,20 @@ struct CowatchServer: AsyncParsableCommand {
                 fail(error.message, code: 2)
             }
         }
-        let configuration = SyncplayGateway.Configuration(
+        // Stock clients refuse a certificate no authority signed: TLS only with one given (--tls-cert).
+        var tls: NIOSSLContext?
+        if tlsCert != nil, let identity {
+            do {
+                tls = try identity.makeServerContext(minimumVersion: .tlsv12)
+                guest.tls = true
+            } catch {
+                fail(error.message, code: 2)
+            }
+        }
+        var configuration = SyncplayGateway.Configuration(
             host: endpoint.host, port: endpoint.port, roomPort: { let port = await roomPort.wait(timeout: 30, orElse: -1); return port > 0 ? port : nil }, roomKey: identity?.fingerprint,
             guest: guest)
+        configuration.tls = tls
         return SyncplayGateway(configuration: configuration, logger: logger) { host, port in
             FileHandle.standardOutput.write(Data("cowatch-server: Syncplay clients on \(host):\(port)\n".utf8))
         }

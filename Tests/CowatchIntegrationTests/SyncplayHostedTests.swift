@@ -44,3 +44,33 @@ struct SyncplayHostedTests {
         #expect(carol.failure == nil && room.daemons[0].process.isRunning)
     }
 }
+
+/// Issue 24, part 2, TLS: a `cowatch-server` with a certificate an authority signed answers
+/// Syncplay's STARTTLS with yes; a daemon joining its rooms as a Syncplay client (trusting the
+/// test's authority) verifies it and plays with a Cowatch daemon there.
+extension SyncplayHostedTests {
+    @Test("STARTTLS with --tls-cert: a daemon joining by syncplay:// (TLS required, the test's authority trusted) plays with a Cowatch daemon in the room")
+    func startTLS() async throws {
+        let directory = try makeTemporaryDirectory("cowatch-syncplay-tls")
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        try await SyncplayServerProcess.makeCertificates(in: directory)
+        let film = try await TestMedia.file(.audioVideo)
+        let room = try await DaemonRoom(
+            names: ["alice"], media: film, room: "tls",
+            venue: .server(arguments: [
+                "--tls-cert", directory + "/cert.pem", "--tls-key", directory + "/privkey.pem", "--syncplay-listen", "127.0.0.1:0",
+            ]))
+        defer { room.stopInBackground() }
+        let port = try #require(room.server.syncplayPort)
+        try await room.add(
+            "bob",
+            arguments: ["--join", "syncplay://localhost:\(port)/tls", "--syncplay-ca-file", directory + "/authority.pem", "--syncplay-require-tls"],
+            roomFlags: false)
+        _ = try await room.expectNotices("join", actor: "bob", timeout: 20, from: [0])
+        #expect(!room.daemons[1].stderr.contains("offers no TLS"), "\(room.daemons[1].stderr)")
+
+        try await room.clients[0].request(.play)
+        #expect(try await eventually(timeout: 15) { try await room.clients[1].status().paused == false }, "\(room.daemons[1].stderr)")
+        #expect(room.daemons.allSatisfy { $0.process.isRunning })
+    }
+}

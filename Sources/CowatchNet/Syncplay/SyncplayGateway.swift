@@ -4,6 +4,7 @@ import Logging
 import NIOConcurrencyHelpers
 import NIOCore
 import NIOPosix
+import NIOSSL
 import ServiceLifecycle
 
 /// Takes stock Syncplay clients into Cowatch rooms (`cowatch-server --syncplay-listen`): a
@@ -33,6 +34,9 @@ public struct SyncplayGateway: Service {
         /// Lines that may wait for a client that does not read, and how long (seconds) the oldest may.
         public var writeQueueLimit = 256
         public var writeTimeout = 15.0
+        /// TLS for the clients that ask (STARTTLS), with a certificate they accept (one an
+        /// authority signed: `--tls-cert`); nil: STARTTLS is answered "false". Set `guest.tls` with it.
+        public var tls: NIOSSLContext?
 
         public init(
             host: String, port: Int, roomPort: @escaping @Sendable () async -> Int?, roomKey: CertificateFingerprint?,
@@ -231,6 +235,9 @@ struct SyncplayGuestConnection {
                     }
                     for action in actions {
                         switch action {
+                        case .syncplay([.tls(.accepted)]):
+                            // Said with the switch to TLS, below: one step on the event loop.
+                            break
                         case .syncplay(let commands):
                             switch writer.enqueue(.bytes(ByteBuffer(bytes: SyncplayCodec.encode(commands))), now: now) {
                             case .queued: break
@@ -238,7 +245,22 @@ struct SyncplayGuestConnection {
                             case .failed: closing = CowatchError(.ioError, "cannot write to the Syncplay client")
                             }
                         case .startTLS:
-                            closing = CowatchError(.tlsFailed, "TLS for Syncplay clients is not offered")
+                            guard let tls = configuration.tls else {
+                                closing = CowatchError(.tlsFailed, "TLS for Syncplay clients is not offered")
+                                break
+                            }
+                            // "true" goes out in clear, and TLS is in front of the pipeline before the
+                            // next read: in one task on the event loop, so the client's handshake
+                            // (which follows our "true") never reaches the line reader.
+                            let channel = connection.channel
+                            let yes = ByteBuffer(bytes: SyncplayCodec.encode([.tls(.accepted)]))
+                            let step = writer.enqueue(.step {
+                                try await channel.eventLoop.submit {
+                                    channel.writeAndFlush(yes, promise: nil)
+                                    try channel.pipeline.syncOperations.addHandler(NIOSSLServerHandler(context: tls), position: .first)
+                                }.get()
+                            }, now: now)
+                            if step != .queued { closing = CowatchError(.ioError, "cannot start TLS with the Syncplay client") }
                         case .connectRoom(let name):
                             group.addTask { await self.roomLink(room: name, events: continuation) }
                         case .cowatch(let message):

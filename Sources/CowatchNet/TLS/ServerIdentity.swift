@@ -91,12 +91,13 @@ public struct ServerIdentity: Sendable {
         return try make(certificatePEM: certificatePEM, certificatePath: certificatePath, keyPEM: keyPEM, keyPath: keyPath)
     }
 
-    /// A server context for these credentials: TLS 1.3 only (both ends are cowatch), no client
-    /// certificates. Creating one is cheap (no trust store is loaded); one per server suffices.
-    public func makeServerContext() throws(CowatchError) -> NIOSSLContext {
+    /// A server context for these credentials: TLS 1.3 only by default (both ends are cowatch;
+    /// Syncplay's clients get 1.2 too), no client certificates. Creating one is cheap (no trust
+    /// store is loaded); one per server suffices.
+    public func makeServerContext(minimumVersion: TLSVersion = .tlsv13) throws(CowatchError) -> NIOSSLContext {
         var configuration = TLSConfiguration.makeServerConfiguration(
             certificateChain: certificateChain.map { .certificate($0) }, privateKey: .privateKey(privateKey))
-        configuration.minimumTLSVersion = .tlsv13
+        configuration.minimumTLSVersion = minimumVersion
         do {
             return try NIOSSLContext(configuration: configuration)
         } catch {

@@ -86,7 +86,13 @@ struct SyncplayGuestPlaylistTests {
         (guest, _) = Self.greeted()
         let chosen = Self.edits(guest.received([.set([.playlistIndex(index: 2, user: nil)])], now: 11))
         #expect(chosen.map(\.edit) == [.jump(3)])
-        #expect(Self.edits(guest.received([.set([.playlistIndex(index: 1, user: nil)])], now: 11)).isEmpty, "the current entry already")
+        // The room's answer is echoed to the client that chose (its client loads the file then).
+        var answered = Self.list
+        answered.version = 8
+        answered.current = 3
+        let echo = guest.fromRoom(.playlist(answered, change: PlaylistChange(actor: "carol", kind: "jump", text: "carol skipped to #3"), requestID: chosen.first?.id), now: 12)
+        #expect(T.sent(echo) == [.set([.playlistIndex(index: 2, user: "carol")])], "\(echo)")
+        #expect(Self.edits(guest.received([.set([.playlistIndex(index: 2, user: nil)])], now: 12)).isEmpty, "the current entry already")
         #expect(Self.edits(guest.received([.set([.playlistChange(files: Self.names, user: nil)])], now: 11)).isEmpty, "the same list")
     }
 

@@ -63,24 +63,27 @@ struct SyncplayGatewayStallTests {
         }
         try #require(joined, "the gateway did not welcome the client: \(reasons.all)")
 
-        // Ask for the user list, never reading the answers, until the gateway stops taking requests
-        // (its socket is full, or it closed us) or 20 s pass: 2 000 a second for the first 1 000
-        // (the answers fill the sockets: the gateway's send buffer is bounded), then 100 a second,
-        // a pace even a loaded gateway follows.
+        // Ask for the user list 20 000 times (far more answers than the sockets between us hold),
+        // never reading them, as fast as the gateway takes the requests (it reads at its own pace:
+        // a send that waits a second is tried again), until it closes us or 20 s pass.
         let sent = await offPool { () -> Int in
             let line = Array("{\"List\": null}\r\n".utf8)
-            let burst = Array(repeatElement(line, count: 4).joined())
+            let burst = Array(repeatElement(line, count: 64).joined())
             var total = 0
             let deadline = SystemClock().now() + 20
-            while SystemClock().now() < deadline {
-                let early = total < 1000 * line.count
-                let wrote = (early ? burst : line).withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
-                if wrote <= 0 { break }
+            while total < 20_000 * line.count, SystemClock().now() < deadline {
+                let wrote = burst.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+                if wrote < 0 {
+                    if errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR { continue }
+                    break  // closed
+                }
                 total += wrote
-                usleep(early ? 2000 : 10_000)
             }
             return total
         }
+
+        // Still not reading for longer than the write timeout (a tick later the gateway has looked).
+        if writeTimeout < 600 { try await Task.sleep(for: .seconds(writeTimeout + 2)) }
 
         // Then read: a gateway that closed the client gives end-of-file (or a reset); one still
         // serving it sends on, or goes quiet with the connection open.

@@ -75,7 +75,8 @@ extension SyncplayGuest {
         guard let playlist, !view.names.isEmpty else {
             return [.syncplay([.set([.playlistIndex(index: index, user: name)])])]
         }
-        clientIndex = index
+        // Its index is not taken for said: the room's answer is echoed to it (as Syncplay's server
+        // echoes a choice to everyone, its maker too), and only then does its client load the file.
         let chosen = clientNames.indices.contains(index) ? view.names.firstIndex(of: clientNames[index]) : nil
         do throws(CowatchError) {
             guard let chosen else {

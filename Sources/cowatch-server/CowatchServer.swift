@@ -233,13 +233,14 @@ struct CowatchServer: AsyncParsableCommand {
             host: host, port: port, configuration: configuration, state: state, identity: identity,
             cluster: clusterConfiguration(), realtimePriority: realtimePriority, logger: logger
         ) { host, port in
-            boundPort.resume(port)
             // Scripts and tests read the first line to learn the port.
             var lines = "cowatch-server: listening on \(host):\(port)\n"
             if let identity {
                 lines += "cowatch-server: TLS certificate \(identity.fingerprint.text) (invites pin it: fp=\(identity.fingerprint.text))\n"
             }
             FileHandle.standardOutput.write(Data(lines.utf8))
+            // Only now: the Syncplay gateway waits for this to bind and say its own line, after ours.
+            boundPort.resume(port)
         }
         var services: [ServiceGroupConfiguration.ServiceConfiguration] = [.init(service: server)]
         if let gateway = syncplayGateway(roomPort: boundPort, identity: identity, logger: logger) { services.append(.init(service: gateway)) }

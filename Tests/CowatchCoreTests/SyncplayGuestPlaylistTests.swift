@@ -128,6 +128,23 @@ struct SyncplayGuestPlaylistTests {
         #expect(T.sent(refused).contains(.set([.playlistIndex(index: 1, user: "movies")])), "back on the room's entry: \(refused)")
     }
 
+    @Test("an edit that met a list changed since (stale-playlist) is made again, once, on the list the room sends")
+    func staleRetry() {
+        var (guest, _) = Self.greeted()
+        let first = Self.edits(guest.received([.set([.playlistChange(files: ["ep2.mkv", "https://example.org/talk.mp4"], user: nil)])], now: 11))
+        #expect(first.map(\.edit) == [.remove(1)])
+        let refused = guest.fromRoom(.refused(actionID: first.first?.id, code: "stale-playlist", message: "the playlist changed"), now: 12)
+        #expect(T.sent(refused).isEmpty, "no put-back yet: \(refused)")
+        var moved = Self.list
+        moved.version = 8
+        moved.current = 3
+        let again = Self.edits(guest.fromRoom(.playlist(moved, change: nil, requestID: nil), now: 12))
+        #expect(again.map(\.edit) == [.remove(1)] && again.first?.version == 8, "\(again)")
+        // A second stale refusal puts the client's list back, saying why.
+        let twice = guest.fromRoom(.refused(actionID: again.first?.id, code: "stale-playlist", message: "the playlist changed"), now: 13)
+        #expect(Self.chat(twice).contains("changed") && T.sent(twice).contains(.set([.playlistChange(files: Self.names, user: "movies")])), "\(twice)")
+    }
+
     @Test("the room's changes reach the client once each, with who made them")
     func roomChanges() {
         var (guest, _) = Self.greeted()

@@ -49,7 +49,7 @@ extension SyncplayGuest {
 
     /// The client replaced its list (`files`): the one room edit that makes it, or its own list
     /// echoed where the room has none to share.
-    mutating func clientPlaylist(_ files: [String]) -> [Action] {
+    mutating func clientPlaylist(_ files: [String], retrying: Bool = false) -> [Action] {
         guard greeted else { return [] }
         guard let playlist, !view.names.isEmpty else {
             // No list to share: its own, echoed as Syncplay's server would (the client waits for
@@ -60,7 +60,8 @@ extension SyncplayGuest {
         let before = clientNames
         clientNames = files
         do {
-            guard let edit = try view.edit(to: files, in: playlist) else { return [] }
+            guard let edit = try view.edit(to: files, in: playlist) else { return retrying ? playlistLines(by: room ?? "Cowatch") : [] }
+            retryCandidate = retrying ? nil : files
             return requestEdit(edit, in: playlist)
         } catch {
             clientNames = before

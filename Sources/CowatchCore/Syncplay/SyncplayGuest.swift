@@ -130,6 +130,11 @@ public struct SyncplayGuest: Sendable {
     var clientIndex: Int?
     /// Our playlist edits waiting for the room, by id.
     var pendingEdits: Set<Int> = []
+    /// The client's list to make again on the room's newest list (our edit met a list that
+    /// changed since: `stale-playlist`); once.
+    var retryFiles: [String]?
+    /// The client's list behind the edit on its way (what a retry makes again).
+    var retryCandidate: [String]?
     /// Chat lines that came before the greeting (the room's history), said after it.
     var heldChat: [Action] = []
     static let heldChatLimit = 64
@@ -323,6 +328,11 @@ public struct SyncplayGuest: Sendable {
             playlist = state
             view = SyncplayPlaylistView(state)
             guard greeted else { return welcomed ? greet(now: now) : [] }
+            if let wanted = retryFiles, requestID == nil {
+                retryFiles = nil
+                clientNames = view.names
+                return clientPlaylist(wanted, retrying: true)
+            }
             return playlistLines(by: change?.actor ?? room ?? "Cowatch")
         case .applied(let timeline, let notice, let actionID, let activity):
             if let activity { mediaName = activity.displayTitle }
@@ -344,8 +354,15 @@ public struct SyncplayGuest: Sendable {
                 return actions  // the end of a hold: nothing the client would see
             }
             return actions + forced(now: now, doSeek: notice?.action == .seek || jumped)
-        case .refused(let actionID, _, let message):
+        case .refused(let actionID, let code, let message):
             if let actionID, pendingEdits.remove(actionID) != nil {
+                if code == CowatchError.Code.stalePlaylist.rawValue, let wanted = retryCandidate {
+                    // The room's list moved on under the edit (a new current entry, someone's edit):
+                    // made again on the list the room sends with the refusal.
+                    retryCandidate = nil
+                    retryFiles = wanted
+                    return []
+                }
                 return Self.cowatchSays(message) + playlistLines(by: room ?? "Cowatch", always: true)
             }
             guard let actionID, pendingActions.remove(actionID) != nil else { return [] }

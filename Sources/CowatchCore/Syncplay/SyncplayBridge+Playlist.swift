@@ -207,7 +207,7 @@ extension SyncplayBridge {
 
     /// A Syncplay name as a file name hint (`MediaIdentity.name`: a basename of at most 255 bytes).
     static func fileName(_ name: String) -> String {
-        let base = name.split(separator: "/").last.map(String.init) ?? name
+        let base = baseName(name)
         var cut = base
         while cut.utf8.count > MediaIdentity.maxNameBytes { cut.removeLast() }
         return cut.isEmpty ? "media" : cut

@@ -101,6 +101,11 @@ public struct RoomCoordinator: Sendable {
         case attachmentRemoved(id: String, by: String)
         /// (playlist) The room's playlist is now this; `change` says what changed and who did it.
         case playlist(PlaylistState, change: PlaylistChange?)
+        /// (stream) The room's offered films are now these.
+        case shares([SharedMedia])
+        /// (stream) `receiver` asks for our offered file `fingerprint`: serve it on a
+        /// connection of its own naming `stream`.
+        case streamWanted(stream: Int, fingerprint: String, for: String)
     }
 
     public let configuration: Configuration
@@ -150,6 +155,8 @@ public struct RoomCoordinator: Sendable {
     var requests = RoomRequestTracker()
     /// The optional features the server agreed to (from its challenge).
     public internal(set) var features: Set<String> = []
+    /// (stream) The room's offered films, as the server last said.
+    public internal(set) var shares: [SharedMedia] = []
     /// Chat and message ids: from a random base per run, so a receiver's duplicate check never
     /// mistakes a restarted daemon's new messages for old ones.
     var nextRequestID = Int.random(in: 1...(1 << 41)) << 10
@@ -364,6 +371,14 @@ public struct RoomCoordinator: Sendable {
             return playlistReceived(state, change: change, requestID: requestID)
         case .playlistAvailability(let availability, let version):
             return playlistAvailabilityReceived(availability, version: version)
+        case .shares(let offers):
+            shares = offers
+            return [.shares(offers)]
+        case .streamWanted(let stream, let fingerprint, let receiver):
+            return [.streamWanted(stream: stream, fingerprint: fingerprint, for: receiver)]
+        case .streamReady:
+            // Stream-connection answers, never on the room connection: ignored.
+            return []
         case .unsupported:
             // The server does not know something we sent: nothing to undo.
             return []

@@ -14,6 +14,7 @@ extension RoomSequencer {
             outputs += room.playback.tick(now: now).map(Self.output)
             store(room, as: due.key)
         }
+        if let due = streams.nextDeadline, due <= now { outputs += expireStreams(now: now) }
         while let top = roomDeadlines.first, scheduledDeadline[top.key] != top.time { roomDeadlines.popFirst() }
         if now >= nextDormantExpiry {
             let before = records.count
@@ -38,7 +39,7 @@ extension RoomSequencer {
     public func nextDeadline() -> Double? {
         let roomDeadline = roomDeadlines.first?.time
         let dormant = nextDormantExpiry.isFinite ? nextDormantExpiry : nil
-        return [admission.nextDeadline(), roomDeadline, dormant].compactMap { $0 }.min()
+        return [admission.nextDeadline(), roomDeadline, dormant, streams.nextDeadline].compactMap { $0 }.min()
     }
 
     /// Rooms and their participants (for logs and tests).

@@ -101,6 +101,10 @@ public struct RoomSequencer: Sendable {
         case sendDownload(ConnectionID, id: String, size: Int, offset: Int)
         /// (journal) Nothing refers to content `id` any more: delete its bytes (whole or partial).
         case deleteStored(String)
+        /// (`stream`) Connection `ConnectionID` carries stream `stream` (a file of `size` bytes)
+        /// from here on: the shell pairs it with the other connection of that number (the
+        /// receiver's and the sharer's), says `stream_ready` to both, and relays their bytes.
+        case relayStream(ConnectionID, stream: Int, size: Int)
     }
 
     /// Where a room's group was, kept with its record so that a restarted server (or host)
@@ -237,6 +241,8 @@ public struct RoomSequencer: Sendable {
     var chatHistory: [String: [ChatLine]] = [:]
     /// Each room's attachments, uploads and transfers (gone with the room).
     public internal(set) var journal: RoomJournal
+    /// Each room's offered films and the streams asked for and relayed (gone with the room).
+    var streams = StreamBook()
     /// Rooms by their next deadline (`store` keeps it current), so `tick` touches only due rooms.
     var roomDeadlines = DeadlineHeap<String>()
     /// The deadline each room has in `roomDeadlines`; other entries for it are stale.
@@ -328,6 +334,7 @@ public struct RoomSequencer: Sendable {
         admission.disconnected(id)
         handshakes[id] = nil
         journal.transferEnded(id)
+        streams.connectionEnded(id)
         guard let membership = joined.removeValue(forKey: id) else { return [] }
         return leave(id, membership, now: now, notice: nil)
     }
@@ -335,8 +342,9 @@ public struct RoomSequencer: Sendable {
     mutating func leave(_ id: ConnectionID, _ membership: Joined, now: Double, notice: Notice?) -> [Output] {
         guard var room = rooms[membership.room] else { return [] }
         records[membership.room]?.playlist.forget(membership.name)
-        let outputs = room.playback.leave(id, now: now, notice: notice).map(Self.output)
+        var outputs = room.playback.leave(id, now: now, notice: notice).map(Self.output)
         if room.playback.isEmpty {
+            streams.roomGone(membership.room)
             // Empty: the room sleeps, keeping its secret, roles and place for a while.
             // Everyone stopped watching: the room comes back paused where they left it.
             var kept = Self.kept(room.playback, now: now)
@@ -349,6 +357,8 @@ public struct RoomSequencer: Sendable {
             return outputs + journal.roomEmptied(membership.room).map(Output.deleteStored)
         }
         store(room, as: membership.room)
+        // A name that is still in the room (a reconnect replaced this connection) keeps its offers.
+        if room.playback.member(named: membership.name) == nil { outputs += sharerLeft(membership.name, room: membership.room) }
         return outputs
     }
 
@@ -369,6 +379,10 @@ public struct RoomSequencer: Sendable {
             return disconnected(id, now: now) + [.close(id)]
         case .transfer(let request):
             return transferRequested(request, from: id, now: now)
+        case .stream(let request):
+            return streamRequested(request, from: id, now: now)
+        case .streamServe(let serve):
+            return streamServed(serve, from: id, now: now)
         case .unknown(let type):
             return [.send(id, .unsupported(type: type))]
         case .unsupported:
@@ -378,7 +392,7 @@ public struct RoomSequencer: Sendable {
             // reconnect's handshake: ignored, where refusing them ended that daemon's session.
             guard let membership = joined[id] else { return [] }
             return inRoom(message, from: id, membership, now: now)
-        case .action, .end, .role, .kick, .chat, .message, .detach, .playlistEdit:
+        case .action, .end, .role, .kick, .chat, .message, .detach, .playlistEdit, .share, .unshare:
             guard let membership = joined[id] else {
                 return refuse(id, CowatchError(.protocolViolation, "say hello first"), now: now)
             }
@@ -665,6 +679,9 @@ public struct RoomSequencer: Sendable {
             // The list and its current entry, in the sync lane: the next `applied` may name it.
             history += playlistWelcome(id, room: hello.room)
         }
+        if features.contains(WireFeature.stream) {
+            history += sharesWelcome(id, room: hello.room)
+        }
         return [.send(id, welcome)] + history + outputs + (changed ? [.saveRecords] : [])
     }
 
@@ -736,6 +753,10 @@ public struct RoomSequencer: Sendable {
             return playlistHave(version: version, have: have, from: id, membership, now: now)
         case .playlistEnded(let activity, let position):
             return playlistEnded(activity: activity, position: position, from: id, membership, now: now)
+        case .share(let file, let activity):
+            return share(file, activity: activity, from: id, membership, role: role, managed: room.playback.policy.managed)
+        case .unshare(let fingerprint):
+            return unshare(fingerprint, from: id, membership)
         default:
             return []
         }

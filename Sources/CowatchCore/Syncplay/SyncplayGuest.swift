@@ -396,7 +396,7 @@ public struct SyncplayGuest: Sendable {
         case .error(let code, let message):
             return refuse(CowatchError.Code(rawValue: code), message)
         case .timeReply, .done, .message, .messageAck, .attachmentAdded, .attachmentRemoved, .transferReady, .transferDone, .redirect,
-            .playlistAvailability, .unsupported:
+            .playlistAvailability, .shares, .streamWanted, .streamReady, .unsupported:
             return []
         case .unknown(let type):
             return [.cowatch(.unsupported(type: type))]

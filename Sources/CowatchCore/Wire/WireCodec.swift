@@ -77,6 +77,8 @@ extension ClientMessage {
             return request.json
         case .playlistEdit, .playlistHave, .playlistEnded:
             return playlistJSON ?? [:]
+        case .share, .unshare, .stream, .streamServe:
+            return streamJSON ?? [:]
         case .unsupported(let type):
             return ["type": "unsupported", "of": .string(type)]
         case .unknown(let type):
@@ -179,7 +181,8 @@ extension ClientMessage {
         case "unsupported":
             return .unsupported(type: try reader.word("of"))
         case let other:
-            return try playlist(type: other, reader) ?? .unknown(type: other)
+            if let message = try playlist(type: other, reader) { return message }
+            return try stream(type: other, reader) ?? .unknown(type: other)
         }
     }
 }
@@ -394,6 +397,8 @@ extension ServerMessage {
             return ["type": "redirect", "room": .string(room), "host": .string(target.host), "port": .number(Double(target.port))]
         case .playlist, .playlistAvailability:
             return playlistJSON ?? [:]
+        case .shares, .streamWanted, .streamReady:
+            return streamJSON ?? [:]
         case .unsupported(let type):
             return ["type": "unsupported", "of": .string(type)]
         case .unknown(let type):
@@ -495,7 +500,8 @@ extension ServerMessage {
         case "unsupported":
             return .unsupported(type: try reader.word("of"))
         case let other:
-            return try playlist(type: other, reader) ?? .unknown(type: other)
+            if let message = try playlist(type: other, reader) { return message }
+            return try stream(type: other, reader) ?? .unknown(type: other)
         }
     }
 

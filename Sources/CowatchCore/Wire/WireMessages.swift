@@ -50,7 +50,12 @@ public enum WireFeature {
     /// messages anyway gets `unsupported`.
     public static let playlist = "playlist"
     /// Every feature this build speaks.
-    public static let all = [secretHMAC, roles, actionDeadline, chat, messages, journal, cluster, requestIDs, playlist]
+    /// Film streams (`share`, `unshare`, the server's `shares`; `stream`, `stream_serve` on
+    /// connections of their own, and `stream_wanted` to a sharer): a member offers a file and
+    /// those who lack it read it from the sharer through the server's relay. A peer without it
+    /// gets `unsupported` for these messages.
+    public static let stream = "stream"
+    public static let all = [secretHMAC, roles, actionDeadline, chat, messages, journal, cluster, requestIDs, playlist, stream]
 }
 
 /// The largest request id of `end`, `role` and `kick` (`request-ids`): ids are 0...2^31 − 1, and
@@ -544,6 +549,17 @@ public enum ClientMessage: Sendable, Hashable {
     /// `position` (its duration, as the player saw it). The server moves the room to the next
     /// entry if the room's timeline agrees.
     case playlistEnded(activity: Int, position: Double)
+    /// (`stream`) Offer this local file to the room (replacing an offer of the same
+    /// fingerprint); `activity`: the room's activity this participant plays it as.
+    case share(MediaIdentity, activity: Int?)
+    /// (`stream`) Withdraw the offer of `fingerprint`, or every offer of ours (nil).
+    case unshare(fingerprint: String?)
+    /// (`stream`) The first line of a receiver's stream connection; raw frames follow
+    /// `stream_ready`.
+    case stream(StreamRequest)
+    /// (`stream`) The first line of a sharer's serving connection; raw frames follow
+    /// `stream_ready`.
+    case streamServe(StreamServe)
     /// "I do not know messages of this type": the answer to a server message we cannot read.
     case unsupported(type: String)
     /// A message of a type this build does not know (decoded, never sent).
@@ -694,6 +710,13 @@ public enum ServerMessage: Sendable, Hashable {
     /// (`playlist`) What one participant can play changed; `marks` follow the entries of the
     /// list at `version`.
     case playlistAvailability(PlaylistAvailability, version: Int)
+    /// (`stream`) The room's offered files: after the welcome (when any) and after every change.
+    case shares([SharedMedia])
+    /// (`stream`) To a sharer: `receiver` asks for the file of `fingerprint`; serve it on a
+    /// connection of its own whose `stream_serve` names `stream`.
+    case streamWanted(stream: Int, fingerprint: String, for: String)
+    /// (stream connection) The other end is there: frames may flow. `size`: the file's bytes.
+    case streamReady(size: Int)
     /// "I do not know messages of this type"; the connection lives.
     case unsupported(type: String)
     /// A message of a type this build does not know (decoded, never sent).

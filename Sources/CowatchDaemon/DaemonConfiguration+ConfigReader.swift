@@ -68,6 +68,12 @@ public struct DaemonFlags: Sendable {
     public var syncplayCAFile: String?
     /// `--syncplay-port` (with `--host`).
     public var syncplayPort: Int?
+    /// `--share`, `--accept-stream yes|no`, `--share-rate TOTAL[,EACH]`, `--share-to NAME`
+    /// (repeatable; empty means "not given").
+    public var share: Bool?
+    public var acceptStream: String?
+    public var shareRate: String?
+    public var shareTo: [String] = []
     public init() {}
 }
 
@@ -155,12 +161,19 @@ extension DaemonConfiguration {
         put("syncplay-require-tls", flags.syncplayRequireTLS.map(ConfigContent.bool))
         put("syncplay-ca-file", flags.syncplayCAFile.map(ConfigContent.string))
         put("syncplay-port", flags.syncplayPort.map(ConfigContent.int))
+        put("share", flags.share.map(ConfigContent.bool))
+        put("accept-stream", flags.acceptStream.map(ConfigContent.string))
+        put("share-rate", flags.shareRate.map(ConfigContent.string))
         let flagReader = ConfigReader(provider: InMemoryProvider(name: "flags", values: flagValues))
         let layered = LayeredConfig(sources: [("flag", flagReader), ("environment", env), ("config file \(filePath)", file)])
 
         let seeds = try loadPlaylistSeeds(flags: flags, environment: environment, layered: layered, configFile: filePath)
         // Without media of its own, a daemon with a playlist plays its first entry.
-        guard let media = try layered.string("media") ?? seeds.first?.source.text, !media.isEmpty else {
+        // Joining, a daemon may come without media: it plays the room's from a member who shares it.
+        let joiningWithout = try layered.string("join") != nil && layered.string("host") == nil
+        guard let media = try layered.string("media") ?? seeds.first?.source.text ?? (joiningWithout ? "" : nil),
+            !media.isEmpty || joiningWithout
+        else {
             throw CowatchError(.invalidConfiguration, "no media given: use --media URL (or COWATCH_MEDIA, or \"media\" in the config file)")
         }
         // The room protocol carries it (as the activity's URL): the same rules apply here.
@@ -239,6 +252,10 @@ extension DaemonConfiguration {
             configuration.room = room
         }
         try adoptPlaylistSeeds(seeds, into: &configuration)
+        configuration.streams = try loadStreams(flags: flags, layered)
+        if configuration.media.isEmpty, !configuration.streams.acceptStreams {
+            throw CowatchError(.invalidConfiguration, "without media of its own, this daemon can only play the room's from a member who shares it: drop --accept-stream no, or give the media")
+        }
         return configuration
     }
 }
@@ -251,6 +268,7 @@ extension DaemonConfiguration {
         "wait-timeout", "room-secret-file", "managed", "unmanaged", "allow-scheme", "accept-open", "trust-host", "tls-cert", "tls-key",
         "auto-subtitles", "transfer-rate", "player-nice", "player-realtime", "map-port", "map-lease", "media-dir",
         "playlist", "syncplay-password-file", "syncplay-room-password-file", "syncplay-require-tls", "syncplay-ca-file", "syncplay-port",
+        "share", "accept-stream", "share-rate", "share-to",
     ]
     static let driftKeys: Set<String> = ["seek-threshold", "correction-time", "start-correction-time", "max-adjust", "interval"]
 

@@ -5,7 +5,8 @@ import CowatchCore
 /// Built by `DaemonConfiguration.load` from flags, `COWATCH_*` environment variables and a JSON
 /// config file, in that order of precedence. Threading: a value type, safe to share.
 public struct DaemonConfiguration: Sendable, Equatable {
-    /// The media to play: a file path or any URL mpv opens. Required.
+    /// The media to play: a file path or any URL mpv opens. Required, except when joining a
+    /// room: empty then, the player waits for the room's media from a member who shares it.
     public var media: String
     /// This participant's name. Default: the login name.
     public var name: String
@@ -68,6 +69,8 @@ public struct DaemonConfiguration: Sendable, Equatable {
     /// media when this daemon makes the room): the entry that becomes the current one. Nil when
     /// none is (`--media X --playlist FILE` without X in FILE).
     public var playlistSeedCurrent: Int?
+    /// Film streams: sharing ours, playing others' (`DaemonConfiguration+Stream.swift`).
+    public var streams = StreamSettings()
 
     public struct MpvOption: Sendable, Equatable {
         public var name: String
@@ -119,6 +122,11 @@ public struct DaemonConfiguration: Sendable, Equatable {
     ///   wrong way until the buffer has played out. mpv's 0.2 s default made a 0.5 % nudge look
     ///   like 1 ms more error; 50 ms (a PipeWire device's own buffer is 20–40 ms) cuts that
     ///   fourfold. A machine that drops out at 50 ms can set `audio-buffer` back in `mpv`.
+    /// - cache-secs=60, demuxer-max-bytes=64MiB, demuxer-max-back-bytes=16MiB: network media
+    ///   (a URL, a film streamed from a member) is read at most a minute ahead into a bounded
+    ///   cache, not the whole file the moment it opens (mpv's default for a cached stream):
+    ///   a sharer's upload is not spent on what a seek throws away, and memory stays bounded.
+    ///   Local files are not cached by mpv (its `cache=auto`).
     /// - input bindings and OSC: a window behaves like mpv's own.
     public var effectiveMpvOptions: [(String, String)] {
         var options: [(String, String)] = [
@@ -127,6 +135,9 @@ public struct DaemonConfiguration: Sendable, Equatable {
             ("af", "scaletempo2"),
             ("audio-buffer", "0.05"),
             ("hr-seek", "yes"),
+            ("cache-secs", "60"),
+            ("demuxer-max-bytes", "64MiB"),
+            ("demuxer-max-back-bytes", "16MiB"),
             ("input-default-bindings", "yes"),
             ("input-vo-keyboard", "yes"),
             ("osc", "yes"),

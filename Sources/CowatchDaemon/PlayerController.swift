@@ -85,6 +85,8 @@ public actor PlayerController: ControlRequestHandler {
         for property in ["pause", "speed", "eof-reached", "media-title", "duration", "time-pos", "paused-for-cache"] {
             try? player.observe(property)
         }
+        // Joining without media: the player idles until the room's media streams from a sharer.
+        guard !configuration.media.isEmpty else { return }
         var load = MediaLoad(url: configuration.media, fallback: configuration.fallbackURL, timeout: configuration.openTimeout)
         startupFailure = nil
         let actions = load.start(now: clock.now())

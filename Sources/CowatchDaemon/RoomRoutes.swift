@@ -65,6 +65,9 @@ extension ControlCommand {
         case .getPlaylist: .reply { room, _ in await room.playlistReply() }
         case .playlist(let command):
             .reply { room, timeout throws(CowatchError) in try await room.playlist(command, timeout: timeout) }
+        case .share(let path): .reply { room, _ throws(CowatchError) in try await room.share(path: path) }
+        case .unshare: .reply { room, _ throws(CowatchError) in try await room.unshare() }
+        case .getShares: .reply { room, _ in await room.sharesReply() }
         case .getProperty, .quit: nil
         }
     }

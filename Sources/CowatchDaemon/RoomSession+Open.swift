@@ -24,6 +24,13 @@ extension RoomSession {
             return updated
         }
         let now = clock.now()
+        // Media we lack plays streamed from a member who offers it (RoomSession+Stream.swift).
+        if let lacked = lackedMedia(for: activity) {
+            if streamIfOffered(activity) { return }
+            if lacked.entry == nil { return lackingFirstMedia(activity) }
+        } else if streams.receiving != nil {
+            stopReceiving()
+        }
         switch playlistFile(for: activity) {
         case .have(let path):
             carryOut(playerSide.roomSwitched(to: activity, ownCopy: path, playerHas: playerHas ?? media.current, now: now), now: now)

@@ -144,7 +144,7 @@ extension RoomSession {
 
     /// One sentence for the person running the daemon: in the log (notice), on the terminal when
     /// one looks (standard output or error a terminal), and on the player's OSD.
-    private func tellPerson(_ sentence: String) {
+    func tellPerson(_ sentence: String) {
         logger.notice("\(sentence)")
         if isatty(STDOUT_FILENO) == 1 || isatty(STDERR_FILENO) == 1 {
             FileHandle.standardOutput.write(Data("cowatchd: \(sentence)\n".utf8))

@@ -91,6 +91,10 @@ actor RoomSession {
     var playlistFiles = PlaylistFiles()
     /// Seeding a new room's playlist with our media (RoomSession+PlaylistSeed.swift).
     var playlistSeeding = PlaylistSeeding()
+    /// Film streams: the one we play from, the files we offer (RoomSession+Stream.swift).
+    var streams = DaemonStreams()
+    /// Serves our offered files to members who stream them.
+    let sharing: FilmSharing
 
     /// True when the server has welcomed this session and it has not ended.
     var isJoined: Bool { machine.state == .joined }
@@ -112,6 +116,7 @@ actor RoomSession {
         self.logger = logger
         self.machine = GroupSessionMachine(configuration: .init(onEnd: configuration.onEnd))
         self.route = ClusterRoute(origin: Endpoint(host: room.serverHost, port: room.serverPort))
+        self.sharing = FilmSharing(rate: configuration.streams.sharingRate, logger: logger)
         self.playerSide = PlayerSide(
             configuration: .init(name: configuration.name, openPolicy: room.openPolicy, openTimeout: configuration.openTimeout))
         self.coordinator = RoomCoordinator(
@@ -133,6 +138,8 @@ actor RoomSession {
     /// ends (with on-end quit), or the server refuses us for good.
     func run() async -> Outcome? {
         probeTracks()
+        await startLoopbackIfNeeded()
+        if let receivers = configuration.streams.receivers { await sharing.allow(receivers) }
         // Hashed beside joining, never before it: the hash runs on a nice-19 thread, which a
         // loaded machine may leave waiting for seconds.
         Task { [weak self] in await self?.rememberOwnMedia() }
@@ -537,6 +544,7 @@ actor RoomSession {
                 publishSession()
                 logger.debug("joined room", metadata: ["cowatch.room.name": "\(welcome.room)"])
                 announceInvite()
+                reofferAfterWelcome()
                 if room.secret != nil, welcome.proof == nil {
                     logger.warning("room \(welcome.room) has no secret: anyone who knows its name may join it")
                 }
@@ -567,6 +575,10 @@ actor RoomSession {
                 attachmentAdded(attachment, history: history)
             case .attachmentRemoved(let id, let by):
                 attachmentRemoved(id, by: by)
+            case .shares:
+                sharesChanged()
+            case .streamWanted(let stream, let fingerprint, let receiver):
+                streamWanted(stream: stream, fingerprint: fingerprint, for: receiver)
             case .failed(let error):
                 link?.outcome = .refused(error)
                 if error.code == .kicked {

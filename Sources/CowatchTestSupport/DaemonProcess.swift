@@ -63,8 +63,9 @@ public final class DaemonProcess {
         let program = try Binaries.path("cowatchd")
         process.executableURL = URL(fileURLWithPath: launcher.first ?? program)
         process.arguments = (launcher.isEmpty ? [] : Array(launcher.dropFirst()) + [program]) +
-            ["--media", media, "--name", name, "--control", controlPath, "--mpv", "vo=null", "--mpv", "ao=null",
-             "--mpv", "input-ipc-server=\(mpvSocket)"]
+            // An empty media: a joiner without any (it plays the room's streamed from a sharer).
+            (media.isEmpty ? [] : ["--media", media])
+            + ["--name", name, "--control", controlPath, "--mpv", "vo=null", "--mpv", "ao=null", "--mpv", "input-ipc-server=\(mpvSocket)"]
             + extraArguments
         var environment = ProcessInfo.processInfo.environment
         environment["XDG_CONFIG_HOME"] = self.directory  // no personal config file leaks in

@@ -12,6 +12,8 @@ public enum TestMedia {
         case audioVideo
         /// `videoOnly()`'s film.
         case videoOnly
+        /// `streamFilm()`'s 200 MB film.
+        case stream
     }
 
     /// The film of this kind, made (on a thread of its own) if it is not there yet.
@@ -20,6 +22,7 @@ public enum TestMedia {
             switch kind {
             case .audioVideo: try audioVideo()
             case .videoOnly: try videoOnly()
+            case .stream: try streamFilm()
             }
         }
     }
@@ -42,6 +45,20 @@ public enum TestMedia {
             arguments: [
                 "-f", "lavfi", "-i", "testsrc2=size=160x90:rate=25:duration=75",
                 "-c:v", "libx264", "-preset", "ultrafast", "-g", "25",
+            ])
+    }
+
+    /// A film of about 200 MB for the stream tests: 80 s of 640x360 at 25 fps, H.264 held at a
+    /// constant 20 Mbit/s (filler fills what the test pattern does not need) and AAC, a keyframe
+    /// every second: what a real film's bitrate asks of a link, cheap to decode.
+    public static func streamFilm() throws -> String {
+        try make(
+            name: "stream-200mb.mkv",
+            arguments: [
+                "-f", "lavfi", "-i", "testsrc2=size=640x360:rate=25:duration=80",
+                "-f", "lavfi", "-i", "sine=frequency=440:sample_rate=48000:duration=80",
+                "-c:v", "libx264", "-preset", "ultrafast", "-g", "25", "-b:v", "20M", "-minrate", "20M", "-maxrate", "20M",
+                "-bufsize", "2M", "-x264-params", "nal-hrd=cbr", "-c:a", "aac", "-shortest",
             ])
     }
 

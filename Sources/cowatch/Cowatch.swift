@@ -19,7 +19,7 @@ struct Cowatch: ParsableCommand {
             Deop.self, Kick.self, InviteLink.self, Chat.self, Send.self, OSD.self, Attach.self, Attachments.self,
             Detach.self, Fetch.self, PlaylistGroup.self, AddToPlaylist.self, RemoveFromPlaylist.self, MoveInPlaylist.self,
             JumpInPlaylist.self, NextInPlaylist.self, PrevInPlaylist.self, RepeatPlaylist.self, ShufflePlaylist.self,
-            GetProperty.self, Forget.self, Quit.self,
+            Share.self, Unshare.self, Shares.self, GetProperty.self, Forget.self, Quit.self,
         ])
 
     static func main() {
@@ -191,6 +191,10 @@ struct Participants: ParsableCommand {
             } else {
                 print("\(name)\(me): \(state), \(drift), \(rtt)\(extra)")
             }
+        }
+        // Who shares which film and who streams it (a daemon older than 1.8 has no such list).
+        if let shares = try? connection.read(SharesReply.self, from: try connection.send(.getShares)) {
+            for line in describe(shares, sayingNone: false) { print(line) }
         }
     }
 }

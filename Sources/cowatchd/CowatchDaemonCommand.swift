@@ -34,7 +34,7 @@ struct CowatchDaemonCommand: AsyncParsableCommand {
         valueName: "FILE"))
     var playlist: String?
 
-    @Option(name: .long, help: ArgumentHelp("The media to play: a file path or any URL mpv opens.", valueName: "URL"))
+    @Option(name: .long, help: ArgumentHelp("The media to play: a file path or any URL mpv opens. Joining a room, it may be left out: the room's media then streams from a member who shares it.", valueName: "URL"))
     var media: String?
 
     @Option(name: .long, help: ArgumentHelp("Your name as others see it (default: your login name).", valueName: "NAME"))
@@ -199,6 +199,23 @@ struct CowatchDaemonCommand: AsyncParsableCommand {
         valueName: "DIR"))
     var mediaDir: [String] = []
 
+    @Flag(name: .long, help: "Offer this daemon's media to the room: members who lack it play it streamed from here (cowatch share/unshare do the same later).")
+    var share = false
+
+    @Option(name: .long, help: ArgumentHelp(
+        "Play the room's media streamed from a member who shares it when this daemon lacks it: yes or no (default: yes).",
+        valueName: "yes|no"))
+    var acceptStream: String?
+
+    @Option(name: .long, help: ArgumentHelp(
+        "Bytes a second all streams from here may send, and optionally each one, such as 5M or 5M,2M (default: 0, unlimited).",
+        valueName: "TOTAL[,EACH]"))
+    var shareRate: String?
+
+    @Option(name: .customLong("share-to"), help: ArgumentHelp(
+        "Only this member may stream what this daemon shares; repeatable (default: any member).", valueName: "NAME"))
+    var shareTo: [String] = []
+
     @Option(name: .long, help: ArgumentHelp(
         "Seconds opening media may take before it counts as failed (default: 30).", valueName: "SECONDS"))
     var openTimeout: Double?
@@ -329,6 +346,10 @@ struct CowatchDaemonCommand: AsyncParsableCommand {
         flags.acceptOpen = acceptOpen
         flags.trustHosts = trustHost
         flags.mediaDirectories = mediaDir
+        flags.share = share ? true : nil
+        flags.acceptStream = acceptStream
+        flags.shareRate = shareRate
+        flags.shareTo = shareTo
         let configuration: DaemonConfiguration
         do {
             configuration = try await DaemonConfiguration.load(flags: flags, environment: ProcessInfo.processInfo.environment)

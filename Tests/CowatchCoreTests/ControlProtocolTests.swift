@@ -16,7 +16,8 @@ struct ControlProtocolTests {
         .open(.init(url: "/media/a b.mkv")), .setReady(true), .setReady(false), .setWaitForMe(false), .setWaitForMe(true),
         .getInvite(host: nil), .getInvite(host: "203.0.113.7"), .chat("héllo, \"friends\""), .getChat,
         .sendMessage(.init(topic: "game", payload: ["move": 3], to: ["bob"], reliable: false)),
-        .sendMessage(.init(topic: "t", payload: .null)), .showRoom,
+        .sendMessage(.init(topic: "t", payload: .null)), .showRoom, .share(path: nil), .share(path: "/films/a b.mkv"),
+        .unshare, .getShares,
     ] + PlaylistControlTests.everyCommand
 
     @Test("the round-trip list holds every command name the daemon knows")

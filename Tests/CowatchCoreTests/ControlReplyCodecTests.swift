@@ -52,6 +52,14 @@ struct ControlReplyCodecTests {
             InviteReply(invite: "cowatch://203.0.113.7:7433/den#s=abc", reachability: reachability),
             #"{"invite":"cowatch://203.0.113.7:7433/den#s=abc","reachability":{"address":"203.0.113.7","advice":null,"external_port":7433,"gateway":"192.168.1.1","ipv6":{"address":null,"state":"no-gateway","summary":"no IPv6 pinhole"},"lease":3600,"method":"upnp","state":"mapped","summary":"friends can reach this machine at 203.0.113.7:7433"}}"#
         ),
+        (SharesReply(), #"{"offers":[],"receiving":null,"serving":[]}"#),
+        (
+            SharesReply(
+                offers: [.init(by: "alice", name: "film.mkv", size: 200_000_000, fingerprint: "ab")],
+                receiving: .init(from: "alice", name: "film.mkv", received: 1024, rate: 2.5e6, ahead: 4096, problem: "slow"),
+                serving: [.init(to: "carol", name: "other.mkv", sent: 7, rate: 0)]),
+            #"{"offers":[{"by":"alice","fingerprint":"ab","name":"film.mkv","size":200000000}],"receiving":{"ahead":4096,"from":"alice","name":"film.mkv","problem":"slow","rate":2500000,"received":1024},"serving":[{"name":"other.mkv","rate":0,"sent":7,"to":"carol"}]}"#
+        ),
     ] + PlaylistControlTests.replyGolden
 
     static var replies: [any ControlReplyData] { golden.map(\.0) }

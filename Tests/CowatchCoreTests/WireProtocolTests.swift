@@ -128,8 +128,8 @@ struct WireProtocolTests {
 
     @Test("every message survives byte-at-a-time framing (the playlist's too)")
     func byteAtATime() throws {
-        let clients = Self.clientMessages + PlaylistWireTests.clientMessages
-        let servers = Self.serverMessages + PlaylistWireTests.serverMessages
+        let clients = Self.clientMessages + PlaylistWireTests.clientMessages + StreamWireTests.clientMessages
+        let servers = Self.serverMessages + PlaylistWireTests.serverMessages + StreamWireTests.serverMessages
         var framer = LineFramer(maxLineBytes: wireMaxLineBytes)
         var lines: [[UInt8]] = []
         let stream = clients.flatMap { $0.encoded() } + servers.flatMap { $0.encoded() }

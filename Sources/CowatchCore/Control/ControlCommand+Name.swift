@@ -48,6 +48,9 @@ extension ControlCommand {
         case playlistEditing = "playlist_editing"
         case playlistCountdown = "playlist_countdown"
         case playlistPick = "playlist_pick"
+        case share
+        case unshare
+        case getShares = "get_shares"
         case quit
 
         /// Other spellings accepted for mpv's sake.

@@ -64,6 +64,14 @@ public enum ControlCommand: Sendable, Hashable {
     /// (1.7) An edit of the room's playlist, or this daemon's choice of a file for an entry
     /// (`ControlCommand+Playlist.swift`).
     case playlist(PlaylistCommand)
+    /// (1.8) Offer the file at `path` (absolute; nil: what this daemon plays) to the room:
+    /// members who lack it stream it from here.
+    case share(path: String?)
+    /// (1.8) Withdraw every file this daemon offers; its streams stop.
+    case unshare
+    /// (1.8) The room's offered files, the stream this daemon plays from, and those it serves
+    /// (`SharesReply`).
+    case getShares
     case quit
 
     /// The arguments of `send_message`.
@@ -139,6 +147,9 @@ public enum ControlCommand: Sendable, Hashable {
         case .fetch: .fetch
         case .getPlaylist: .getPlaylist
         case .playlist(let command): command.kind
+        case .share: .share
+        case .unshare: .unshare
+        case .getShares: .getShares
         case .quit: .quit
         }
     }
@@ -173,6 +184,7 @@ public enum ControlCommand: Sendable, Hashable {
                 .string(message.reliable ? "reliable" : "unreliable"),
             ]
         case .playlist(let command): Self.playlistArguments(command)
+        case .share(let path?): [.string(name), .string(path)]
         default: [.string(name)]
         }
     }
@@ -218,6 +230,11 @@ public enum ControlCommand: Sendable, Hashable {
         case .getChat: try expectCount(0...0); self = .getChat
         case .showRoom: try expectCount(0...0); self = .showRoom
         case .getAttachments: try expectCount(0...0); self = .getAttachments
+        case .unshare: try expectCount(0...0); self = .unshare
+        case .getShares: try expectCount(0...0); self = .getShares
+        case .share:
+            try expectCount(0...1)
+            self = .share(path: args.isEmpty || args[0] == .null ? nil : try Self.absolutePath(args[0], what: "share"))
         case .getPlaylist, .playlistAdd, .playlistInsert, .playlistReplace, .playlistRemove, .playlistMove, .playlistJump,
             .playlistNext, .playlistPrev, .playlistClear, .playlistUndo, .playlistRepeat, .playlistShuffle, .playlistEditing,
             .playlistCountdown, .playlistPick:

@@ -8,8 +8,9 @@ enum ClientLine: Sendable {
     case invalid(CowatchError)
     /// A line over `wireMaxLineBytes` (the rest of it is discarded).
     case tooLong
-    /// Bytes of a transfer connection after its `transfer` line, passed through untouched (an
-    /// empty one right behind the line: bytes came before the server said to send them).
+    /// Bytes of a transfer or stream connection after its `transfer`, `stream` or `stream_serve`
+    /// line, passed through untouched (an empty one right behind the line: bytes came before the
+    /// server said to send them).
     case raw(ByteBuffer)
 }
 
@@ -33,7 +34,8 @@ final class ClientLineHandler: ChannelInboundHandler {
     typealias OutboundOut = ByteBuffer
 
     private var framer = LineFramer(maxLineBytes: wireMaxLineBytes)
-    /// After a `transfer` line: the rest of the connection is the attachment's bytes.
+    /// After a `transfer` line the rest of the connection is the attachment's bytes; after a
+    /// `stream` or `stream_serve` line, a film stream's frames (relayed, never decoded here).
     private var passThrough = false
     private let outbox: ConnectionOutbox
     private let burst: Double
@@ -81,7 +83,7 @@ final class ClientLineHandler: ChannelInboundHandler {
                     } else {
                         batch.append(.message(message))
                     }
-                    if case .transfer = message {
+                    if Self.handsOver(message) {
                         passThrough = true
                         if index < items.count - 1 || framer.pendingByteCount > 0 { batch.append(.raw(ByteBuffer())) }
                         context.fireChannelRead(wrapInboundOut(batch))
@@ -93,6 +95,14 @@ final class ClientLineHandler: ChannelInboundHandler {
             }
         }
         if !batch.isEmpty { context.fireChannelRead(wrapInboundOut(batch)) }
+    }
+
+    /// Whether raw bytes follow `message` on its connection.
+    private static func handsOver(_ message: ClientMessage) -> Bool {
+        switch message {
+        case .transfer, .stream, .streamServe: true
+        default: false
+        }
     }
 
     func channelWritabilityChanged(context: ChannelHandlerContext) {

@@ -37,6 +37,8 @@ public struct RoomServer: Service {
     private let realtimePriority: Int32?
     /// The room's reference clock: every stamp and deadline of the rooms (a manual one in tests).
     private let clock: any MonotonicClock
+    /// The film streams' relay waits (shorter in tests).
+    var relayLimits = StreamRelay.Limits()
 
     /// - Parameter identity: the TLS certificate and key; nil serves plaintext (`--no-tls`).
     /// - Parameter cluster: share rooms with other servers through Redis (see `ClusterGate`).
@@ -100,7 +102,8 @@ public struct RoomServer: Service {
         let gate = cluster.map { ClusterGate(configuration: $0, logger: logger) }
         let hub = RoomHub(
             sequencer: sequencer, state: state, store: store, cluster: gate,
-            realtime: realtimePriority.map { ($0, MultiThreadedEventLoopGroup.singleton) }, clock: clock, logger: logger)
+            realtime: realtimePriority.map { ($0, MultiThreadedEventLoopGroup.singleton) }, clock: clock,
+            relayLimits: relayLimits, logger: logger)
         try await withShutdownClosing(server.channel) {
             try await withThrowingDiscardingTaskGroup { group in
                 group.addTask { try? await hub.runTimers() }
@@ -147,6 +150,11 @@ actor RoomHub {
     /// The journal's attachment bytes, and what each transfer connection is to do.
     let store: AttachmentStore
     private var transferPlans: [Int: ServerTransfer.Plan] = [:]
+    /// The film streams (issue 25): what each stream connection relays, where its two legs
+    /// meet, and how long they wait.
+    private var streamPlans: [Int: StreamRelay.Plan] = [:]
+    private let rendezvous = StreamRendezvous()
+    private let relayLimits: StreamRelay.Limits
     /// The rooms' records changed since they were last saved.
     private var recordsChanged = false
     private var nextSave = 0.0
@@ -160,8 +168,9 @@ actor RoomHub {
     init(
         sequencer: RoomSequencer, state: RoomServerState?, store: AttachmentStore, cluster: ClusterGate? = nil,
         realtime: (priority: Int32, loops: any EventLoopGroup)? = nil, clock: any MonotonicClock = SystemClock(),
-        logger: Logger
+        relayLimits: StreamRelay.Limits = .init(), logger: Logger
     ) {
+        self.relayLimits = relayLimits
         self.clock = clock
         self.realtime = realtime
         realtimeGuard = realtime.map { _ in RealtimeGuard() }
@@ -193,12 +202,13 @@ actor RoomHub {
                 var placed = self.cluster == nil
                 var batches = inbound.makeAsyncIterator()
                 reading: while let lines = try await batches.next() {
-                    if placed, !lines.contains(where: Self.isTransfer) {
+                    if placed, !lines.contains(where: Self.isHandover) {
                         if !self.handle(lines, from: id) { break reading }
                         continue
                     }
                     // In a cluster, lines pass the gate one by one until the hello is placed; a
-                    // transfer line hands the rest of the connection to the transfer.
+                    // transfer or stream line hands the rest of the connection to the transfer or
+                    // the relay.
                     for (index, line) in lines.enumerated() {
                         if !placed, let cluster = self.cluster {
                             guard case .message(let message) = line else {
@@ -212,12 +222,23 @@ actor RoomHub {
                         if let plan = self.takeTransferPlan(id) {
                             // Raw bytes follow its one line, and only once told to send them.
                             guard index == lines.count - 1 else {
-                                self.refuseEarlyBytes(id)
+                                self.refuseEarlyBytes(id, before: "transfer_ready")
                                 break reading
                             }
                             let verified = await ServerTransfer.run(
                                 plan, store: self.store, chunks: &batches, outbound: outbound, channel: connection.channel)
                             if let verified { self.uploadFinished(id, verified: verified) }
+                            break reading
+                        }
+                        if let relay = self.takeStreamPlan(id) {
+                            guard index == lines.count - 1 else {
+                                self.refuseEarlyBytes(id, before: "stream_ready")
+                                break reading
+                            }
+                            let outcome = await StreamRelay.run(
+                                relay, rendezvous: self.rendezvous, limits: self.relayLimits, chunks: &batches,
+                                channel: connection.channel, logger: self.logger)
+                            if outcome == .earlyBytes { self.refuseEarlyBytes(id, before: "stream_ready") }
                             break reading
                         }
                     }
@@ -233,6 +254,8 @@ actor RoomHub {
         perform(sequencer.disconnected(id, now: clock.now()))
         outgoing.removeValue(forKey: id)?.finish()
         channels[id] = nil
+        transferPlans[id] = nil
+        streamPlans[id] = nil
         acknowledge(deliveries.ended(id))
     }
 
@@ -261,30 +284,48 @@ actor RoomHub {
             guard outgoing[id] != nil else { return false }
             switch line {
             case .message(let message):
+                if cluster != nil, Self.isStreamLine(message) {
+                    perform(StreamRelay.refusedInCluster(id))
+                    continue
+                }
                 perform(sequencer.received(message, from: id, now: now))
             case .invalid(let error):
                 perform(sequencer.rejected(id, error, now: now))
             case .tooLong:
                 perform(sequencer.rejected(id, CowatchError(.protocolViolation, "line longer than \(wireMaxLineBytes) bytes"), now: now))
             case .raw:
-                // Only after an accepted transfer line, which the connection loop hands over.
+                // Only after an accepted transfer or stream line, which the connection loop hands over.
                 perform(sequencer.rejected(id, CowatchError(.protocolViolation, "bytes where a line was expected"), now: now))
             }
         }
         return outgoing[id] != nil
     }
 
-    private static func isTransfer(_ line: ClientLine) -> Bool {
-        if case .message(.transfer) = line { true } else { false }
+    /// A line after which the connection carries raw bytes (a transfer's or a stream's).
+    private static func isHandover(_ line: ClientLine) -> Bool {
+        guard case .message(let message) = line else { return false }
+        if case .transfer = message { return true }
+        return isStreamLine(message)
+    }
+
+    private static func isStreamLine(_ message: ClientMessage) -> Bool {
+        switch message {
+        case .stream, .streamServe: true
+        default: false
+        }
     }
 
     private func takeTransferPlan(_ id: Int) -> ServerTransfer.Plan? {
         transferPlans.removeValue(forKey: id)
     }
 
-    /// A transfer connection left the handshake's admission, so this is said here.
-    private func refuseEarlyBytes(_ id: Int) {
-        perform([.send(id, .error(code: CowatchError.Code.protocolViolation.rawValue, message: "bytes before transfer_ready")), .close(id)])
+    private func takeStreamPlan(_ id: Int) -> StreamRelay.Plan? {
+        streamPlans.removeValue(forKey: id)
+    }
+
+    /// A transfer or stream connection left the handshake's admission, so this is said here.
+    private func refuseEarlyBytes(_ id: Int, before ready: String) {
+        perform([.send(id, .error(code: CowatchError.Code.protocolViolation.rawValue, message: "bytes before \(ready)")), .close(id)])
     }
 
     private func uploadFinished(_ id: Int, verified: Bool) {
@@ -336,6 +377,8 @@ actor RoomHub {
                 transferPlans[id] = .download(id: content, size: size, offset: offset)
             case .deleteStored(let content):
                 store.delete(content)
+            case .relayStream(let id, let stream, let size):
+                streamPlans[id] = StreamRelay.Plan(stream: stream, size: size)
             }
         }
     }

@@ -66,7 +66,9 @@ extension PlayerSide {
     /// The room switched to a playlist entry that is a local file this daemon does not have
     /// (`name`: the entry's file name): the player stands aside, and the room (told by the
     /// availability report) goes on without us for that entry.
-    public mutating func roomSwitched(to activity: Activity, lacking name: String) -> [Action] {
+    /// `quietly`: the caller says why itself (a film streamed to us that its sharer withdrew).
+    public mutating func roomSwitched(to activity: Activity, lacking name: String, quietly: Bool = false) -> [Action] {
+        guard !quietly else { return standAside(as: .refused(activity)) }
         let text = "you do not have \(name): the room plays it without you (cowatch playlist pick, or --media-dir)"
         return standAside(as: .refused(activity)) + [.warning(text), .show(text, milliseconds: 8000)]
     }

@@ -49,7 +49,7 @@ extension PlayerSide {
 
         /// True when the player stood aside from a switch (refused or offered): the room going
         /// back to media it has brings it back.
-        var stoodAside: Bool {
+        public var stoodAside: Bool {
             switch self {
             case .refused, .offered: return true
             case .roomMedia, .loading, .failed: return false

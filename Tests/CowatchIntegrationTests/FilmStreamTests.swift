@@ -1,0 +1,110 @@
+import CowatchClient
+import CowatchCore
+import CowatchTestSupport
+import Foundation
+import Testing
+
+/// Issue 25 with real processes: alice shares a 200 MB film (H.264 at 20 Mbit/s + AAC,
+/// `TestMedia.streamFilm()`), bob joins with no copy at all and plays it streamed from her
+/// through the room server, carol has her own copy. Everything is read through each daemon's
+/// control socket (`get_status`, `get_shares`, events). Bounds are generous for a loaded 2-core
+/// machine: the room keeps players within milliseconds; half a second catches a player that
+/// plays elsewhere or stalls.
+@Suite("A film streamed to a member who lacks it", .serialized, .realProcesses)
+struct FilmStreamTests {
+    static let stepBound = 0.5
+
+    @Test("bob, without a copy, plays alice's shared film in lockstep with carol's own copy: play, pause, seek both ways, speed; alice unshares and bob is told; memory stays bounded")
+    func streamsToALackingMember() async throws {
+        let film = try await TestMedia.file(.stream)
+        let room = try await DaemonRoom(media: film, room: "stream-night")
+        defer { room.stopInBackground() }
+        let (alice, bob, carol) = (0, 1, 2)
+        try await room.add("alice", arguments: ["--share"], waitJoined: true)
+        try await room.add("bob", media: "", waitJoined: false)
+        try await room.add("carol", waitJoined: false)
+        try await room.waitForParticipants(3)
+        let watch = PlaylistWatch(room)
+
+        // bob's player opens the film from his loopback server, fed by alice's stream.
+        try await watch.until("bob to play the film streamed from alice", within: 30) {
+            let shares = try SharesReply(json: try await room.clients[bob].request(.getShares))
+            let status = try await watch.status(bob)
+            guard let receiving = shares.receiving, receiving.from == "alice", status.media.hasPrefix("http://127.0.0.1:"),
+                status.duration.map({ abs($0 - 80) < 1 }) == true
+            else { return "shares \(shares), bob's media \(status.media) duration \(status.duration ?? -1)" }
+            return nil
+        }
+        // The loopback server is on 127.0.0.1 only, and its path is unguessable.
+        let url = try await watch.status(bob).media
+        #expect(url.split(separator: "/").count >= 4 && url.split(separator: "/")[2].hasPrefix("127.0.0.1:"))
+
+        try await room.clients[alice].request(.play)
+        try await watch.until("everyone playing past 3 s", within: 30) {
+            for viewer in [alice, bob, carol] {
+                let status = try await watch.status(viewer)
+                if status.paused || (status.position ?? 0) < 3 { return watch.describe(status) }
+            }
+            return nil
+        }
+        try await watch.until("bob in step with alice and carol", within: 10) {
+            try await watch.inStep([alice, bob, carol], bound: Self.stepBound)
+        }
+
+        // bob pauses, seeks forward and back, carol changes the speed: everyone follows.
+        try await room.clients[bob].request(.pause)
+        try await watch.until("everyone paused at one place", within: 10) {
+            for viewer in [alice, bob, carol] where !(try await watch.status(viewer)).paused { return "\(room.names[viewer]) still plays" }
+            return try await watch.inStep([alice, bob, carol], bound: 0.1)
+        }
+        for target in [62.0, 12.0] {
+            try await room.clients[bob].request(.seek(seconds: target, mode: .absolute), timeout: 30)
+            try await watch.until("everyone at \(target) s", within: 20) {
+                for viewer in [alice, bob, carol] {
+                    let status = try await watch.status(viewer)
+                    if abs((status.position ?? -1) - target) > 0.5 { return watch.describe(status) }
+                }
+                return nil
+            }
+        }
+        try await room.clients[bob].request(.play, timeout: 30)
+        try await room.clients[carol].request(.speed(1.5), timeout: 30)
+        try await watch.until("everyone playing at 1.5× in step", within: 20) {
+            for viewer in [alice, bob, carol] {
+                let status = try await watch.status(viewer)
+                if status.paused || abs(status.speed - 1.5) > 0.1 { return watch.describe(status) + " at \(status.speed)×" }
+            }
+            return try await watch.inStep([alice, bob, carol], bound: Self.stepBound)
+        }
+        // The stream moved what the seeks asked for, not the whole film, and bob's memory is
+        // bounded whatever he streamed (its cache is 64 MiB; mpv's own and libmpv's are the rest).
+        let shares = try SharesReply(json: try await room.clients[bob].request(.getShares))
+        #expect((shares.receiving?.received ?? 0) > 10_000_000, "\(shares)")
+        if let resident = ProcessMemory.resident(pid: room.daemons[bob].pid) {
+            #expect(resident < 600_000_000, "bob's daemon holds \(resident) bytes")
+        }
+        let served = try SharesReply(json: try await room.clients[alice].request(.getShares)).serving
+        #expect(served.contains { $0.to == "bob" }, "\(served)")
+
+        // alice withdraws her film: bob is told why, and stands aside; the others play on.
+        let mark = try await watch.mark()
+        try await room.clients[alice].request(.unshare)
+        try await watch.until("bob told that alice stopped sharing", within: 15) {
+            let told = room.listenerEvents(watch, bob, since: mark).contains { event in
+                if case .error(let error) = event { return error.code == .mediaUnavailable && error.message.contains("alice stopped sharing") }
+                return false
+            }
+            return told ? nil : "no such error event for bob"
+        }
+        try await watch.until("alice and carol still playing in step", within: 10) {
+            try await watch.inStep([alice, carol], bound: Self.stepBound)
+        }
+    }
+}
+
+extension DaemonRoom {
+    /// The events `watch` collected for daemon `index` since `mark`.
+    fileprivate func listenerEvents(_ watch: PlaylistWatch, _ index: Int, since mark: [Int]) -> [ControlEvent] {
+        Array(watch.events[index].dropFirst(index < mark.count ? mark[index] : 0))
+    }
+}

@@ -33,4 +33,6 @@ struct DaemonStreams {
     var sharedOwnMedia = false
     /// Activities for which we said that nobody shares what we lack (said once each).
     var toldLacking: Set<Int> = []
+    /// Streams (by URL) whose slowness we told the person about (once each).
+    var toldSlow: Set<String> = []
 }

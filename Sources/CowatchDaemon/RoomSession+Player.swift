@@ -213,6 +213,7 @@ extension RoomSession {
             if value?.boolValue == true { mediaEnded() }
         case .propertyChange(name: "paused-for-cache", let value, _):
             carryOut(playerSide.bufferingChanged(value?.boolValue ?? false), now: now)
+            if value?.boolValue == true { streamBuffering() }
         case .propertyChange(name: "time-pos", let value, let at):
             // Read the player only when the frame clock takes the frame.
             guard playerSide.wantsFrames, let position = value?.doubleValue else { return }

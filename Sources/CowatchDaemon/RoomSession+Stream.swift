@@ -157,6 +157,29 @@ extension RoomSession {
         }
     }
 
+    /// The player waits for the stream's bytes: when the stream arrives slower than the film
+    /// plays, the person is told so once per stream, with both rates.
+    func streamBuffering() {
+        guard let current = streams.receiving, !streams.toldSlow.contains(current.url) else { return }
+        let duration = current.offer.file.duration ?? player.duration ?? 0
+        guard duration > 0 else { return }
+        let needed = Double(current.offer.file.size) / duration
+        Task { [weak self] in
+            let stats = await current.receiver.stats()
+            await self?.sayTooSlow(current, rate: stats.bytesPerSecond, needed: needed)
+        }
+    }
+
+    private func sayTooSlow(_ current: DaemonStreams.Receiving, rate: Double, needed: Double) {
+        guard rate > 0, rate < needed * 0.95, streams.receiving?.url == current.url,
+            streams.toldSlow.insert(current.url).inserted
+        else { return }
+        func mbits(_ bytesPerSecond: Double) -> String { String(format: "%.1f Mbit/s", bytesPerSecond * 8 / 1_000_000) }
+        tellPerson(
+            "the stream of \(current.offer.file.name) from \(current.offer.by) reaches you at \(mbits(rate)); the film needs "
+                + "\(mbits(needed)): playback will stop to buffer now and then (the room waits for you)")
+    }
+
     // MARK: Sharing
 
     /// `share`: offers the file at `path` (nil: what the player plays for the room) to the room.

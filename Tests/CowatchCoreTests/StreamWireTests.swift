@@ -14,8 +14,8 @@ struct StreamWireTests {
         .share(MediaIdentity(size: 0, fingerprint: fingerprint, name: "x"), activity: nil),
         .unshare(fingerprint: fingerprint),
         .unshare(fingerprint: nil),
-        .stream(StreamRequest(room: "night", name: "bob", token: String(repeating: "t", count: 43), from: "alice", fingerprint: fingerprint)),
-        .streamServe(StreamServe(room: "night", name: "alice", token: String(repeating: "k", count: 43), stream: wireMaxRequestID)),
+        .stream(StreamRequest(room: "night", name: "bob", token: "00112233445566778899aabbccddeeff.0011", from: "alice", fingerprint: fingerprint)),
+        .streamServe(StreamServe(room: "night", name: "alice", token: "ffeeddccbbaa99887766554433221100.abcd", stream: wireMaxRequestID)),
     ]
 
     static let serverMessages: [ServerMessage] = [

@@ -127,13 +127,15 @@ struct StreamRelayTests {
         let bob: Member
         let sharing: FilmSharing
 
-        static func start(filmSize: Int = 3 * StreamFrame.maxReadBytes + 12_345, limits: StreamRelay.Limits = .init()) async throws -> Scene {
+        static func start(
+            filmSize: Int = 3 * StreamFrame.maxReadBytes + 12_345, limits: StreamRelay.Limits = .init(), rate: SharingRate = .unlimited
+        ) async throws -> Scene {
             let server = try await Server.start(limits: limits)
             let directory = try TemporaryDirectory()
             let film = try Film(size: filmSize, directory: directory)
             let alice = try await join("alice", port: server.port)
             let bob = try await join("bob", port: server.port)
-            let sharing = FilmSharing(rate: .unlimited, logger: Logger(label: "test"))
+            let sharing = FilmSharing(rate: rate, logger: Logger(label: "test"))
             await sharing.offer(path: film.path, identity: film.identity)
             await alice.client.send(.share(film.identity, activity: nil))
             // bob hears of the offer: the server has it.
@@ -179,9 +181,10 @@ struct StreamRelayTests {
 
         /// Runs `body` in a fresh scene, which is torn down after it, whatever happens.
         static func with(
-            filmSize: Int = 3 * StreamFrame.maxReadBytes + 12_345, limits: StreamRelay.Limits = .init(), _ body: (Scene) async throws -> Void
+            filmSize: Int = 3 * StreamFrame.maxReadBytes + 12_345, limits: StreamRelay.Limits = .init(), rate: SharingRate = .unlimited,
+            _ body: (Scene) async throws -> Void
         ) async throws {
-            let scene = try await start(filmSize: filmSize, limits: limits)
+            let scene = try await start(filmSize: filmSize, limits: limits, rate: rate)
             do {
                 try await body(scene)
             } catch {
@@ -456,10 +459,70 @@ struct StreamRelayTests {
                 #expect(same, "block \(index) is not the file's")
             }
             let gap = ahead.withLock { $0 }
-            // Kernel socket buffers on the three hops hold some MB; a relay that buffered would let
-            // the sharer finish within a second, tens of MB ahead of a reader at 8 MB/s.
-            #expect(gap < 20_000_000, "the sharer got \(gap) bytes ahead of bob's reads")
+            // The kernel's socket buffers on the way hold some MB (about 12 here); a relay that
+            // buffered would let the sharer finish within a second, about 50 MB ahead of a
+            // reader at 8 MB/s.
+            #expect(gap < 25_000_000, "the sharer got \(gap) bytes ahead of bob's reads")
             #expect(took > 4, "bob read 50 MB in \(took) s: not slowly")
         }
+    }
+
+    @Test("the sharer's pace holds end to end, and its status says what it sent and how fast")
+    func pace() async throws {
+        let blocks = 6
+        try await Scene.with(filmSize: blocks * StreamFrame.maxReadBytes, rate: SharingRate(total: 4_000_000, perReceiver: 2_000_000)) { scene in
+            let (stream, _) = try await scene.open()
+            defer { stream.close() }
+            let started = SystemClock.monotonicSeconds()
+            await stream.send(bytes: (0..<blocks).flatMap { StreamFrame.read(offset: $0 * StreamFrame.maxReadBytes, length: StreamFrame.maxReadBytes).encoded() })
+            for index in 0..<blocks {
+                guard case .data(let offset, let bytes) = try await Self.frame(stream, timeout: 20) else {
+                    Issue.record("block \(index) did not come")
+                    return
+                }
+                #expect(offset == index * StreamFrame.maxReadBytes && bytes.count == StreamFrame.maxReadBytes)
+            }
+            let took = SystemClock.monotonicSeconds() - started
+            // 6 MiB at bob's cap of 2 MB/s: 3.1 s, less the first quarter second's burst.
+            #expect(took > 2.5, "6 MiB came in \(took) s, faster than bob's 2 MB/s")
+            #expect(took < 15, "6 MiB took \(took) s at 2 MB/s")
+            let status = await scene.sharing.status()
+            #expect(status.map(\.receiver) == ["bob"])
+            #expect(status.first?.fingerprint == scene.film.identity.fingerprint)
+            #expect(status.first?.bytesSent == blocks * StreamFrame.maxReadBytes)
+            let rate = status.first?.bytesPerSecond ?? 0
+            #expect(rate > 1_000_000 && rate < 2_600_000, "\(rate) bytes a second")
+        }
+    }
+
+    @Test("a sharer serves 16 streams at once at most, a stream number once; stop closes them all, linked or not")
+    func streamCap() async throws {
+        // A server that takes connections and never answers: every stream waits for stream_ready.
+        let silent = try await TestServers.plaintext(greeting: nil, closeAfterGreeting: false)
+        defer { silent.close(promise: nil) }
+        let endpoint = TransferClient.Endpoint(
+            host: "127.0.0.1", port: TestServers.port(of: silent), security: .plaintext, room: Self.room, name: "alice", token: "00.00")
+        let sharing = FilmSharing(rate: .unlimited, logger: Logger(label: "test"))
+        let fingerprint = String(repeating: "5a", count: 32)
+        await sharing.serve(stream: 1, fingerprint: fingerprint, for: "bob", endpoint: endpoint)
+        await sharing.serve(stream: 1, fingerprint: fingerprint, for: "bob", endpoint: endpoint)
+        #expect(await sharing.status().count == 1)
+        for stream in 2...(FilmSharing.maxStreams + 1) {
+            await sharing.serve(stream: stream, fingerprint: fingerprint, for: "r\(stream)", endpoint: endpoint)
+        }
+        let serving = await sharing.status()
+        #expect(serving.count == FilmSharing.maxStreams)
+        #expect(!serving.contains { $0.receiver == "r\(FilmSharing.maxStreams + 1)" })
+        // Bounded: a stop that waited on a link would hang here.
+        let stopped = Locked(false)
+        let stopping = Task {
+            await sharing.stop()
+            stopped.withLock { $0 = true }
+        }
+        let deadline = SystemClock.monotonicSeconds() + 10
+        while !stopped.withLock({ $0 }), SystemClock.monotonicSeconds() < deadline { await pause(0.01) }
+        #expect(stopped.withLock { $0 }, "stop did not end the streams within 10 s")
+        #expect(await sharing.status().isEmpty)
+        stopping.cancel()
     }
 }

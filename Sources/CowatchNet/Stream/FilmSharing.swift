@@ -139,7 +139,8 @@ public actor FilmSharing {
 
     // MARK: For the streams' loops
 
-    /// The stream's connection is up: kept to close it. False when the stream was closed meanwhile.
+    /// The stream's connection is up (TLS done, nothing sent yet): kept to close it. False when
+    /// the stream was closed meanwhile.
     func linked(_ serial: Int, channel: any Channel) -> Bool {
         guard streams[serial] != nil else { return false }
         streams[serial]?.channel = channel

@@ -35,13 +35,15 @@ enum ServedStream {
         await withTaskExecutorPreference(TransferExecutor.shared) {
             do {
                 try await TransferClient.connected(endpoint) { inbound, outbound, channel, stamp in
+                    // Known before anything is awaited, so closing the stream closes a link still
+                    // waiting for its receiver too.
+                    guard await sharing.linked(serial, channel: channel) else { return }
                     let serve = StreamServe(room: endpoint.room, name: endpoint.name, token: endpoint.token, stream: stream)
                     try await outbound.write(ByteBuffer(bytes: ClientMessage.streamServe(serve).encoded()))
                     var reader = TransferClient.LineReader(inbound, progress: stamp)
                     guard case .streamReady = try await reader.message() else {
                         throw CowatchError(.protocolViolation, "the server did not answer stream_serve with stream_ready")
                     }
-                    guard await sharing.linked(serial, channel: channel) else { return }
                     logger.debug("stream serving")
                     var serving = Serving(serial: serial, channel: channel, stamp: stamp, sharing: sharing)
                     var decoder = StreamFrameDecoder(accepting: .sharer)

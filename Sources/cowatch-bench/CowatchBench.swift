@@ -12,7 +12,7 @@ struct CowatchBench: AsyncParsableCommand {
         commandName: "cowatch-bench",
         abstract: "Measure how close cowatchd players stay.",
         version: CowatchVersion.text,
-        subcommands: [Rooms.self, Scenarios.self, Lifecycle.self, Skew.self, Cost.self, TLSCost.self, MessageLatency.self, ActionLatency.self, PlaylistAdvance.self, AttachmentThroughput.self, Serve.self, ServerScale.self, StartTrace.self, SyncplayBench.self], defaultSubcommand: Rooms.self)
+        subcommands: [Rooms.self, Scenarios.self, Lifecycle.self, Skew.self, Cost.self, TLSCost.self, MessageLatency.self, ActionLatency.self, PlaylistAdvance.self, AttachmentThroughput.self, Serve.self, ServerScale.self, StartTrace.self, SyncplayBench.self, ShareBench.self], defaultSubcommand: Rooms.self)
 }
 
 /// The observer as a command: samples the skew of running players (the demo uses it).

@@ -52,6 +52,9 @@ struct CowatchServer: AsyncParsableCommand {
     @Flag(name: .customLong("no-attachments"), help: "No journal: the server keeps no attachments (cowatch attach gets unsupported).")
     var noAttachments = false
 
+    @Flag(name: .customLong("no-streams"), help: "No film streams: the server relays none (cowatch share gets unsupported). Always off with --cluster.")
+    var noStreams = false
+
     @Option(name: .customLong("attachment-max-size"), help: ArgumentHelp(
         "The largest attachment (bytes, or with K, M or G; default and most: 100M).", valueName: "SIZE"))
     var attachmentMaxSize: String?
@@ -173,6 +176,8 @@ struct CowatchServer: AsyncParsableCommand {
         configuration.managed = managed
         configuration.chat = !noChat
         configuration.journal.enabled = !noAttachments
+        // A stream's two members may be on two servers of a cluster: never offered there.
+        configuration.streams = !noStreams && cluster == nil
         for (flag, value, apply) in [
             ("--attachment-max-size", attachmentMaxSize, { (c: inout RoomSequencer.Configuration, v: Int) in c.journal.maxAttachmentBytes = min(v, Attachment.maxBytes) }),
             ("--room-quota", roomQuota, { (c: inout RoomSequencer.Configuration, v: Int) in c.journal.roomQuotaBytes = v }),

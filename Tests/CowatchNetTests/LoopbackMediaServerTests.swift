@@ -203,6 +203,7 @@ struct LoopbackMediaServerTests {
         let server = try await LoopbackMediaServer.start(logger: Logger(label: "test"))
         let reads = Reads()
         let url = server.publish(name: "slow.mkv", size: 1 << 20) { _, _ in
+            reads.calls.withLock { $0 += 1 }
             do {
                 try await Task.sleep(for: .seconds(600))
             } catch {
@@ -216,6 +217,7 @@ struct LoopbackMediaServerTests {
         RawHTTP.send(client, RawHTTP.request(url, method: "GET"))
         let head = await offPool { RawHTTP.drain(client, until: { false }, headOnly: true) }
         #expect(String(decoding: head, as: UTF8.self).hasPrefix("HTTP/1.1 200"))
+        try await waitUntil("the read begins") { reads.calls.withLock { $0 } == 1 }
         await server.stop()
         #expect(reads.cancelled.withLock { $0 } == 1)
         #expect(RawHTTP.connect(port: server.port) == nil, "the port still accepts")
@@ -229,13 +231,17 @@ struct LoopbackMediaServerTests {
         }
         let path = try await TestMedia.file(.audioVideo)
         let film = try [UInt8](Data(contentsOf: URL(fileURLWithPath: path)))
+        // The film's sharer behind a stand-in room server, read by a receiver with a small cache.
+        let sharer = try await FakeStreamServer.start(file: film)
+        defer { Task { await sharer.stop() } }
+        let receiver = StreamReceiverTests().receiver(sharer, cacheBytes: 4 * StreamFrame.maxReadBytes)
         let server = try await LoopbackMediaServer.start(logger: Logger(label: "test"))
         defer { Task { await server.stop() } }
         let reads = Reads()
         let url = server.publish(name: "av 75s.mkv", size: film.count) { offset, length in
             reads.calls.withLock { $0 += 1 }
             reads.bytes.withLock { $0 = max($0, offset + length) }
-            return Array(film[offset..<min(film.count, offset + length)])
+            return try await receiver.read(offset: offset, length: length)
         }
         // 2 s from 60 s in: a seek (a request with a Range), decoding, then a normal end.
         let (status, output) = try await offPool { () throws -> (Int32, String) in
@@ -256,6 +262,8 @@ struct LoopbackMediaServerTests {
         #expect(status == 0, "mpv: \(output)")
         #expect(reads.calls.withLock { $0 } > 0)
         #expect(reads.bytes.withLock { $0 } > film.count / 2, "mpv read from past the middle")
+        #expect(sharer.seen.withLock { $0.connections } == 1)
+        await receiver.close()
     }
 }
 

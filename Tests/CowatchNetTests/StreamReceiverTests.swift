@@ -26,7 +26,7 @@ struct StreamReceiverTests {
         return bytes
     }
 
-    fileprivate func receiver(
+    func receiver(
         _ server: FakeStreamServer, cacheBytes: Int = 64 << 20, timing: StreamReceiver.Timing = .init()
     ) -> StreamReceiver {
         let identity = MediaIdentity(size: server.file.count, fingerprint: String(repeating: "ab", count: 32), name: "night.mkv")
@@ -294,7 +294,7 @@ private struct SeededRandom: RandomNumberGenerator {
 /// The room server and the sharer behind it, as a receiver sees them: takes the `stream` line,
 /// answers `stream_ready` (or an error), then answers `read`s from `file` in order and pings.
 /// What it does can be changed while it runs (`behavior`), and it records what it saw (`seen`).
-private final class FakeStreamServer: Sendable {
+final class FakeStreamServer: Sendable {
     enum Answer: Sendable {
         case ready
         case error(CowatchError.Code, String)

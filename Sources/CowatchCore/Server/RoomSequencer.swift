@@ -54,6 +54,9 @@ public struct RoomSequencer: Sendable {
         public var chatHistory = 50
         /// Attachments: on or off, sizes and quotas (see `RoomJournal.Configuration`).
         public var journal = RoomJournal.Configuration()
+        /// Film streams relayed between members (`--no-streams`, and a cluster server, turn it
+        /// off: the feature is not offered, so daemons know before they try). Default on.
+        public var streams = true
         /// Seconds a new room's playlist counts down between everyone having loaded the next
         /// entry and everyone starting it (0…60; the room may change it). Default 3.
         public var playlistCountdown: Double = RoomPlaylist.defaultCountdown
@@ -482,6 +485,7 @@ public struct RoomSequencer: Sendable {
         hello.features.filter {
             WireFeature.all.contains($0) && (configuration.chat || $0 != WireFeature.chat)
                 && (configuration.journal.enabled || $0 != WireFeature.journal)
+                && (configuration.streams || $0 != WireFeature.stream)
         }
     }
 

@@ -167,7 +167,7 @@ public struct StreamBlockCache: Sendable {
         let window = readAheadWindow ?? 0..<0
         // A block the reader will want next is kept; one from a position left behind only into free room.
         guard waited || window.contains(block) || cached.count < capacity else { return true }
-        while cached.count >= capacity + 100, let victim = evictionCandidate(sparing: window) {
+        while cached.count >= capacity, let victim = evictionCandidate(sparing: window) {
             cached[victim] = nil
         }
         useCounter += 1
@@ -185,7 +185,6 @@ public struct StreamBlockCache: Sendable {
     /// asked for again by the next `nextRequests`, and read-ahead as it decides then.
     public mutating func disconnected() {
         outstanding = []
-        wanted = []
     }
 
     /// The blocks read-ahead keeps: the block where the last read ended and `aheadBlocks` after it.

@@ -16,7 +16,9 @@ import Glibc
 /// go to the sequencer in arrival order, a read's worth at a time; its outputs are encoded once
 /// per broadcast and go out through one bounded outbox per connection, written on the
 /// connection's event loop, so a peer that stops reading is dropped instead of stalling the
-/// room. A peer that sends garbage, an over-long line or floods is disconnected alone. With a
+/// room. A peer that sends garbage, an over-long line or floods is disconnected alone. The
+/// journal's transfers and the film streams' connections hand their raw bytes, after their first
+/// line, to `ServerTransfer` and `StreamRelay`, off the rooms' actor. With a
 /// `state` directory, the token key and the rooms' secrets and roles survive a restart (saved
 /// at most once a second, and on shutdown).
 ///

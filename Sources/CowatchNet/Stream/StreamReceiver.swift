@@ -402,6 +402,6 @@ public actor StreamReceiver {
 
     /// Errors that another try would meet again: the offer is gone, we may not, or never could.
     static func isFinal(_ code: CowatchError.Code) -> Bool {
-        [.authFailed, .notPermitted, .unsupported, .invalidRequest, .certificateMismatch, .mediaUnavailable].contains(code)
+        [.notFound, .authFailed, .notPermitted, .unsupported, .invalidRequest, .certificateMismatch, .mediaUnavailable].contains(code)
     }
 }

@@ -100,6 +100,37 @@ struct FilmStreamTests {
             try await watch.inStep([alice, carol], bound: Self.stepBound)
         }
     }
+
+    @Test("a receiver's stream cut mid-film resumes where it broke off, and the player plays on in step")
+    func cutStreamResumes() async throws {
+        let film = try await TestMedia.file(.stream)
+        // Each daemon reaches the server through a link of its own (no impairment): bob's can be cut.
+        let room = try await DaemonRoom(media: film, room: "stream-cut", links: [(up: LinkImpairment(), down: LinkImpairment())])
+        defer { room.stopInBackground() }
+        let (alice, bob) = (0, 1)
+        try await room.add("alice", arguments: ["--share"], waitJoined: true)
+        try await room.add("bob", media: "", arguments: ["--log-level", "debug"], waitJoined: false)
+        // bob's stream connection (the only one carrying megabytes towards him) breaks after 20 MB;
+        // his link exists once he is added, before he has joined and asked for the stream.
+        room.links[bob].cutOnce(afterDownstreamBytes: 20_000_000)
+        try await room.waitForParticipants(2)
+        let watch = PlaylistWatch(room)
+        try await room.clients[alice].request(.play)
+        // A minute of cache is 150 MB at 20 Mbit/s: bob's player wants far more than 20 MB, so the
+        // cut comes while it reads ahead, and the stream must resume for it to get past it.
+        try await watch.until("bob playing past 12 s streamed, more than 40 MB received, in step with alice", within: 60) {
+            let shares = try SharesReply(json: try await room.clients[bob].request(.getShares))
+            let status = try await watch.status(bob)
+            guard (shares.receiving?.received ?? 0) > 40_000_000, (status.position ?? 0) > 12, !status.paused else {
+                return "bob \(watch.describe(status)), received \(shares.receiving?.received ?? 0)"
+            }
+            return try await watch.inStep([alice, bob], bound: Self.stepBound)
+        }
+        #expect(try await room.roomStatus(bob)["session"] == "joined")
+        // The cut did happen, to the stream (not to the room's connection, which stayed joined).
+        let log = (try? String(contentsOfFile: room.daemons[bob].stderrPath, encoding: .utf8)) ?? ""
+        #expect(log.contains("stream link dropped"), "bob's log shows no dropped stream")
+    }
 }
 
 extension DaemonRoom {

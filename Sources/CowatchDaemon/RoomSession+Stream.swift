@@ -191,7 +191,45 @@ extension RoomSession {
         let activity = coordinator.activity
         let plays = Self.sameFile(file, media.current) ? activity.id : nil
         try offer(identity, path: file, activity: plays)
+        // Its subtitles travel with it, through the journal (for its playlist entry when it is one).
+        let entry = coordinator.playlist.flatMap { list in
+            list.entries.firstIndex { entry in
+                if case .file(let listed) = entry.media { return listed.matches(identity) }
+                return false
+            }.map { $0 + 1 }
+        }
+        let subtitles = Self.subtitleFiles(besides: file)
+        if !subtitles.isEmpty, coordinator.features.contains(WireFeature.journal) {
+            Task { [weak self] in await self?.attachSubtitles(subtitles, entry: entry) }
+        }
         return await sharesReply()
+    }
+
+    /// External subtitle files beside `film` that mpv would load with it: the same name up to
+    /// its extension, then anything (`film.en.srt`), ending in .srt, .ass, .ssa or .vtt. At most 8.
+    static func subtitleFiles(besides film: String) -> [String] {
+        let url = URL(fileURLWithPath: film)
+        let stem = url.deletingPathExtension().lastPathComponent
+        let folder = url.deletingLastPathComponent().path
+        guard let names = try? FileManager.default.contentsOfDirectory(atPath: folder) else { return [] }
+        let found = names.filter { name in
+            let lowered = name.lowercased()
+            return name.hasPrefix(stem + ".") && ["srt", "ass", "ssa", "vtt"].contains { lowered.hasSuffix("." + $0) }
+        }
+        return found.sorted().prefix(8).map { folder + "/" + $0 }
+    }
+
+    /// Attaches each subtitle file (its content checked as subtitles), saying what went.
+    private func attachSubtitles(_ paths: [String], entry: Int?) async {
+        for path in paths {
+            do throws(CowatchError) {
+                try Self.checkSubtitlesContent(path)
+                let reply = try await attach(path: path, name: nil, meta: nil, entry: entry)
+                tellPerson("\(reply.attachment.name) travels with the film (an attachment: every player gets the subtitles)")
+            } catch {
+                logger.notice("subtitles not attached", metadata: ["cowatch.stream.file": "\(path)", "cowatch.stream.error": "\(error)"])
+            }
+        }
     }
 
     /// The file `share` offers: `path`, else our own copy of the room's media.

@@ -17,10 +17,15 @@ struct FilmStreamTests {
     @Test("bob, without a copy, plays alice's shared film in lockstep with carol's own copy: play, pause, seek both ways, speed; alice unshares and bob is told; memory stays bounded")
     func streamsToALackingMember() async throws {
         let film = try await TestMedia.file(.stream)
+        // alice's copy sits beside its subtitles (a link to the test film, under a name of hers).
+        let shelf = try makeTemporaryDirectory("cowatch-stream")
+        defer { try? FileManager.default.removeItem(atPath: shelf) }
+        try FileManager.default.createSymbolicLink(atPath: shelf + "/night.mkv", withDestinationPath: film)
+        try "1\n00:00:01,000 --> 00:00:03,000\nHello\n".write(toFile: shelf + "/night.en.srt", atomically: true, encoding: .utf8)
         let room = try await DaemonRoom(media: film, room: "stream-night")
         defer { room.stopInBackground() }
         let (alice, bob, carol) = (0, 1, 2)
-        try await room.add("alice", arguments: ["--share"], waitJoined: true)
+        try await room.add("alice", media: shelf + "/night.mkv", arguments: ["--share"], waitJoined: true)
         try await room.add("bob", media: "", waitJoined: false)
         try await room.add("carol", waitJoined: false)
         try await room.waitForParticipants(3)
@@ -34,6 +39,11 @@ struct FilmStreamTests {
                 status.duration.map({ abs($0 - 80) < 1 }) == true
             else { return "shares \(shares), bob's media \(status.media) duration \(status.duration ?? -1)" }
             return nil
+        }
+        // Her subtitles travelled with the film, to bob too.
+        try await watch.until("bob to list night.en.srt among the room's attachments", within: 20) {
+            let names = try AttachmentsReply(json: try await room.clients[bob].request(.getAttachments)).attachments.map(\.name)
+            return names.contains("night.en.srt") ? nil : "attachments \(names)"
         }
         // The loopback server is on 127.0.0.1 only, and its path is unguessable.
         let url = try await watch.status(bob).media

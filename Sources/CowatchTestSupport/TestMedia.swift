@@ -59,6 +59,8 @@ public enum TestMedia {
                 "-f", "lavfi", "-i", "sine=frequency=440:sample_rate=48000:duration=80",
                 "-c:v", "libx264", "-preset", "ultrafast", "-g", "25", "-b:v", "20M", "-minrate", "20M", "-maxrate", "20M",
                 "-bufsize", "2M", "-x264-params", "nal-hrd=cbr", "-c:a", "aac", "-shortest",
+                // One encoding thread: made while other suites run, it leaves them a core.
+                "-threads", "1",
             ])
     }
 

@@ -82,8 +82,12 @@ struct SyncplayGatewayStallTests {
             return total
         }
 
-        // Still not reading for longer than the write timeout (a tick later the gateway has looked).
-        if writeTimeout < 600 { try await Task.sleep(for: .seconds(writeTimeout + 2)) }
+        // Still not reading until the gateway says it closed us (or long past its bound): reading
+        // earlier would free its writer, and a loaded machine may take seconds to get there.
+        let patience = SystemClock().now() + (writeTimeout < 600 ? writeTimeout : 0) + 30
+        while !reasons.all.contains(where: { $0.contains(reason) }), SystemClock().now() < patience {
+            try await Task.sleep(for: .milliseconds(50))
+        }
 
         // Then read: a gateway that closed the client gives end-of-file (or a reset); one still
         // serving it sends on, or goes quiet with the connection open.

@@ -123,18 +123,27 @@ extension RoomSession {
 
     /// Where and as whom to transfer, for this session. Errors: `not-in-room`, `unsupported`.
     func transferEndpoint() throws(CowatchError) -> TransferClient.Endpoint {
+        try sideConnectionEndpoint(
+            needing: WireFeature.journal, orElse: "the room server keeps no attachments (it runs with --no-attachments, or is older)",
+            rate: configuration.transferRate)
+    }
+
+    /// Where and as whom to open a connection of its own beside the room's (a transfer, a
+    /// stream): the server this session is joined to (in a cluster, the one that hosts the
+    /// room), under the room connection's TLS pin, proved by its session token. Errors:
+    /// `not-in-room`, `unsupported` (with `orElse`) when the room connection lacks `feature`.
+    func sideConnectionEndpoint(needing feature: String, orElse missing: String, rate: Double = 0) throws(CowatchError)
+        -> TransferClient.Endpoint
+    {
         guard isJoined, let token = coordinator.token else {
             throw CowatchError(.notInRoom, "not in the room (\(machine.state.name))")
         }
-        guard coordinator.features.contains(WireFeature.journal) else {
-            throw CowatchError(.unsupported, "the room server keeps no attachments (it runs with --no-attachments, or is older)")
-        }
+        guard coordinator.features.contains(feature) else { throw CowatchError(.unsupported, missing) }
         let security: RoomConnection.Security = room.tls
             ? .tls(expected: CertificateFingerprint(text: link?.fingerprint ?? "") ?? room.fingerprint, knownHosts: nil) : .plaintext
-        // The server this session is joined to (in a cluster, the one that hosts the room).
         return TransferClient.Endpoint(
             host: route.target.host, port: route.target.port, security: security, room: room.room, name: configuration.name,
-            token: token, rate: configuration.transferRate)
+            token: token, rate: rate)
     }
 
     /// `attach`: hashes and uploads the file at `path`; returns the attachment once the server

@@ -133,17 +133,8 @@ extension RoomSession {
 
     /// Where and as whom to open stream connections. Errors: `not-in-room`, `unsupported`.
     func streamEndpoint() throws(CowatchError) -> TransferClient.Endpoint {
-        guard isJoined, let token = coordinator.token else {
-            throw CowatchError(.notInRoom, "not in the room (\(machine.state.name))")
-        }
-        guard coordinator.speaksStream else {
-            throw CowatchError(.unsupported, "the room server cannot relay films (an older server, or a Syncplay room)")
-        }
-        let security: RoomConnection.Security = room.tls
-            ? .tls(expected: CertificateFingerprint(text: link?.fingerprint ?? "") ?? room.fingerprint, knownHosts: nil) : .plaintext
-        return TransferClient.Endpoint(
-            host: route.target.host, port: route.target.port, security: security, room: room.room, name: configuration.name,
-            token: token)
+        try sideConnectionEndpoint(
+            needing: WireFeature.stream, orElse: "the room server cannot relay films (an older server, or a Syncplay room)")
     }
 
     /// Starts the loopback server the player reads streams from (once; only when streams are

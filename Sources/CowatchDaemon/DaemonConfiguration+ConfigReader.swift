@@ -68,12 +68,14 @@ public struct DaemonFlags: Sendable {
     public var syncplayCAFile: String?
     /// `--syncplay-port` (with `--host`).
     public var syncplayPort: Int?
-    /// `--share`, `--accept-stream yes|no`, `--share-rate TOTAL[,EACH]`, `--share-to NAME`
+    /// `--share`, `--accept-stream yes|missing|no`, `--share-rate TOTAL[,EACH]`, `--share-to NAME`
     /// (repeatable; empty means "not given").
     public var share: Bool?
     public var acceptStream: String?
     public var shareRate: String?
     public var shareTo: [String] = []
+    /// `--stream-cache SIZE`.
+    public var streamCache: String?
     public init() {}
 }
 
@@ -164,6 +166,7 @@ extension DaemonConfiguration {
         put("share", flags.share.map(ConfigContent.bool))
         put("accept-stream", flags.acceptStream.map(ConfigContent.string))
         put("share-rate", flags.shareRate.map(ConfigContent.string))
+        put("stream-cache", flags.streamCache.map(ConfigContent.string))
         let flagReader = ConfigReader(provider: InMemoryProvider(name: "flags", values: flagValues))
         let layered = LayeredConfig(sources: [("flag", flagReader), ("environment", env), ("config file \(filePath)", file)])
 
@@ -268,7 +271,7 @@ extension DaemonConfiguration {
         "wait-timeout", "room-secret-file", "managed", "unmanaged", "allow-scheme", "accept-open", "trust-host", "tls-cert", "tls-key",
         "auto-subtitles", "transfer-rate", "player-nice", "player-realtime", "map-port", "map-lease", "media-dir",
         "playlist", "syncplay-password-file", "syncplay-room-password-file", "syncplay-require-tls", "syncplay-ca-file", "syncplay-port",
-        "share", "accept-stream", "share-rate", "share-to",
+        "share", "accept-stream", "share-rate", "share-to", "stream-cache",
     ]
     static let driftKeys: Set<String> = ["seek-threshold", "correction-time", "start-correction-time", "max-adjust", "interval"]
 

@@ -2,8 +2,9 @@ import CowatchCore
 import CowatchNet
 
 /// Film streams' settings (issue 25): `--share`, `--accept-stream`, `--share-rate`,
-/// `--share-to` (file keys `share`, `accept-stream`, `share-rate`, `share-to`; environment
-/// `COWATCH_SHARE`, `COWATCH_ACCEPT_STREAM`, `COWATCH_SHARE_RATE`, `COWATCH_SHARE_TO`).
+/// `--share-to`, `--stream-cache` (file keys `share`, `accept-stream`, `share-rate`, `share-to`,
+/// `stream-cache`; environment `COWATCH_SHARE`, `COWATCH_ACCEPT_STREAM`, `COWATCH_SHARE_RATE`,
+/// `COWATCH_SHARE_TO`, `COWATCH_STREAM_CACHE`).
 ///
 /// Threading: pure functions on values.
 extension DaemonConfiguration {
@@ -12,14 +13,21 @@ extension DaemonConfiguration {
         /// Offer this daemon's own media to the room once joined (`--share`). Default false.
         public var shareOwnMedia = false
         /// Play the room's media from a member who shares it when this daemon lacks it
-        /// (`--accept-stream yes|no`). Default yes.
+        /// (`--accept-stream yes|missing|no`). Default yes.
         public var acceptStreams = true
+        /// Also play it streamed instead of our own copy when the room says that copy differs
+        /// from the room's (another cut or encode) and a member whose copy does not differ shares
+        /// it (`--accept-stream yes`; `missing` streams only what we lack). Default yes.
+        public var replaceDifferingCopy = true
         /// Bytes a second all our streams together, and each one, may send (`--share-rate
         /// TOTAL[,EACH]`, sizes such as 5M; 0: unlimited). Default unlimited.
         public var totalRate: Double = 0
         public var receiverRate: Double = 0
         /// Only these members may stream from us (`--share-to NAME`, repeatable); nil: anyone.
         public var receivers: Set<String>?
+        /// Bytes of a streamed film kept on disk under the state directory, beside what memory
+        /// holds (`--stream-cache SIZE`; 0: memory only). Default 1 GiB.
+        public var diskCacheBytes = 1 << 30
 
         public init() {}
 
@@ -33,8 +41,11 @@ extension DaemonConfiguration {
         if let accept = try layered.string("accept-stream") {
             switch accept {
             case "yes", "on", "true": settings.acceptStreams = true
-            case "no", "off", "false": settings.acceptStreams = false
-            default: throw CowatchError(.invalidConfiguration, "accept-stream takes yes or no, not \(accept)")
+            case "missing": settings.replaceDifferingCopy = false
+            case "no", "off", "false":
+                settings.acceptStreams = false
+                settings.replaceDifferingCopy = false
+            default: throw CowatchError(.invalidConfiguration, "accept-stream takes yes, missing or no, not \(accept)")
             }
         }
         if let rate = try layered.string("share-rate") {
@@ -48,6 +59,12 @@ extension DaemonConfiguration {
             }
             settings.totalRate = Double(total)
             settings.receiverRate = parts.count == 2 ? Double(RoomJournal.parseSize(parts[1]) ?? 0) : 0
+        }
+        if let cache = try layered.string("stream-cache") {
+            guard let bytes = RoomJournal.parseSize(cache) else {
+                throw CowatchError(.invalidConfiguration, "stream-cache takes a size such as 512M or 2G (0: memory only), not \(cache)")
+            }
+            settings.diskCacheBytes = bytes
         }
         // Flags, else the environment's comma-separated list, else the file's list.
         var names = flags.shareTo

@@ -14,6 +14,9 @@ struct DaemonStreams {
         var url: String
         /// The room's activity it plays.
         var activity: Int
+        /// It plays instead of our own copy, which differs from the room's: when it ends, the
+        /// player goes back to that copy rather than standing aside.
+        var replacesOwnCopy = false
     }
 
     /// A file of ours on offer.
@@ -35,4 +38,9 @@ struct DaemonStreams {
     var toldLacking: Set<Int> = []
     /// Streams (by URL) whose slowness we told the person about (once each).
     var toldSlow: Set<String> = []
+    /// Our own `--media`'s identity, once hashed: an offer of the same file is not a replacement.
+    var ownMedia: MediaIdentity?
+    /// When the room last heard how our stream fares, and whether it was told of one.
+    var reportedAt = -Double.infinity
+    var reportedStream = false
 }

@@ -27,7 +27,7 @@ extension RoomSession {
         // Media we lack plays streamed from a member who offers it (RoomSession+Stream.swift).
         if let lacked = lackedMedia(for: activity) {
             if streamIfOffered(activity) { return }
-            if lacked.entry == nil { return lackingFirstMedia(activity) }
+            if lacked.entry == nil, !lacked.differs { return lackingFirstMedia(activity) }
         } else if streams.receiving != nil {
             stopReceiving()
         }

@@ -175,6 +175,7 @@ extension RoomSession {
         if !path.hasPrefix("/") { path = FileManager.default.currentDirectoryPath + "/" + path }
         guard let identity = try? await MediaDirectoryIndexer.identity(ofFile: path) else { return }
         playlistFiles.remember(identity, at: path)
+        streams.ownMedia = identity
         if coordinator.playlist != nil { resolvePlaylist() }
     }
 

@@ -203,7 +203,10 @@ extension RoomSession {
                 name: participant.name, state: participant.state, drift: participant.drift, rtt: participant.rtt,
                 ready: participant.status.ready, waitForMe: participant.status.waitForMe,
                 stall: participant.status.stall?.rawValue, role: participant.role.rawValue,
-                you: participant.name == configuration.name)
+                you: participant.name == configuration.name,
+                stream: participant.stream.map {
+                    .init(from: $0.from, aheadBytes: $0.aheadBytes, aheadSeconds: $0.aheadSeconds, rate: $0.rate)
+                })
         })
     }
 }

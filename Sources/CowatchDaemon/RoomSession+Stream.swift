@@ -18,20 +18,34 @@ extension RoomSession {
     // MARK: Receiving
 
     /// What this daemon lacks of `activity` (the name to show), or nil when it has its own copy
-    /// or the activity is no file (a URL).
-    func lackedMedia(for activity: Activity) -> (name: String, entry: MediaIdentity?)? {
+    /// or the activity is no file (a URL). `differs`: we have a copy of the room's first media,
+    /// but the room said it differs from the room's and a member whose copy does not differ
+    /// offers it (`--accept-stream yes`): we play that instead.
+    func lackedMedia(for activity: Activity) -> (name: String, entry: MediaIdentity?, differs: Bool)? {
         if let entry = coordinator.playlist?.entry(forActivity: activity.id), case .file(let identity) = entry.media {
-            if case .lack(let name) = playlistFile(for: activity) { return (name, identity) }
+            if case .lack(let name) = playlistFile(for: activity) { return (name, identity, false) }
             return nil
         }
         // The room's first media is each one's own: lacked only by a daemon that came without.
-        if activity.id == 0, configuration.media.isEmpty { return (activity.displayTitle, nil) }
+        guard activity.id == 0 else { return nil }
+        if configuration.media.isEmpty { return (activity.displayTitle, nil, false) }
+        if replacementOffer(for: activity) != nil { return (activity.displayTitle, nil, true) }
         return nil
+    }
+
+    /// The offer to play instead of our own copy of `activity`'s media, when the room said our
+    /// copy differs and we let streams replace it.
+    private func replacementOffer(for activity: Activity) -> SharedMedia? {
+        guard configuration.streams.replaceDifferingCopy, coordinator.ownCopyDiffers else { return nil }
+        return StreamChoice.replacement(
+            for: activity.id, among: coordinator.shares, me: configuration.name, differing: coordinator.copiesDiffering,
+            own: streams.ownMedia)
     }
 
     /// The offer to stream `activity`'s media from, when we lack it and accept streams.
     func streamOffer(for activity: Activity) -> SharedMedia? {
         guard configuration.streams.acceptStreams, let lacked = lackedMedia(for: activity) else { return nil }
+        if lacked.differs { return replacementOffer(for: activity) }
         return StreamChoice.offer(for: activity.id, entry: lacked.entry, among: coordinator.shares, me: configuration.name)
     }
 
@@ -44,7 +58,8 @@ extension RoomSession {
         return startReceiving(offer, for: activity)
     }
 
-    /// The room's offers changed: start, keep or stop the stream of the room's media.
+    /// The room's offers changed, or the room said our copy differs: start, keep or stop the
+    /// stream of the room's media.
     func sharesChanged() {
         let activity = coordinator.activity
         let offer = streamOffer(for: activity)
@@ -56,6 +71,9 @@ extension RoomSession {
             stopReceiving()
             if let offer {
                 _ = startReceiving(offer, for: activity)
+            } else if receiving.replacesOwnCopy {
+                tellPerson("\(receiving.offer.by) stopped sharing \(name): playing your own copy again")
+                backToOwnCopy(activity)
             } else {
                 let why = "\(receiving.offer.by) stopped sharing \(name): it cannot play here now"
                 publishError(CowatchError(.mediaUnavailable, why))
@@ -64,8 +82,16 @@ extension RoomSession {
             }
             return
         }
-        guard let offer, playerSide.media.stoodAside || !playerSide.media.hasRoomMedia else { return }
+        guard let offer else { return }
+        let differs = lackedMedia(for: activity)?.differs == true
+        guard differs || playerSide.media.stoodAside || !playerSide.media.hasRoomMedia else { return }
         _ = startReceiving(offer, for: activity)
+    }
+
+    /// The player opens our own `--media` again for `activity` (a stream that replaced it ended).
+    private func backToOwnCopy(_ activity: Activity) {
+        let now = clock.now()
+        carryOut(playerSide.roomSwitched(to: activity, ownCopy: configuration.media, playerHas: media.current, now: now), now: now)
     }
 
     /// Opens the loopback URL for `offer` as `activity`'s media. False when it cannot (no
@@ -83,9 +109,16 @@ extension RoomSession {
         let url = loopback.publish(name: offer.file.name, size: offer.file.size) { offset, length in
             try await receiver.read(offset: offset, length: length)
         }
-        streams.receiving = .init(offer: offer, receiver: receiver, url: url, activity: activity.id)
+        let differs = lackedMedia(for: activity)?.differs == true
+        streams.receiving = .init(offer: offer, receiver: receiver, url: url, activity: activity.id, replacesOwnCopy: differs)
         streams.toldLacking.remove(activity.id)
-        tellPerson("you do not have \(offer.file.name): playing it streamed from \(offer.by)")
+        if differs {
+            tellPerson(
+                "your copy of \(activity.displayTitle) differs from the room's: playing \(offer.file.name) streamed from \(offer.by) "
+                    + "instead (cowatchd --accept-stream missing keeps your own)")
+        } else {
+            tellPerson("you do not have \(offer.file.name): playing it streamed from \(offer.by)")
+        }
         let now = clock.now()
         carryOut(playerSide.roomSwitched(to: activity, ownCopy: url, playerHas: media.current, now: now), now: now)
         return true
@@ -146,6 +179,40 @@ extension RoomSession {
         } catch {
             logger.warning("cannot serve streamed media to the player: \(error)")
         }
+    }
+
+    /// Every few seconds, the room hears how the stream we play fares (whom from, how far the
+    /// buffer reaches: our blocks ahead plus mpv's demuxer cache), and once that we play none
+    /// when one ended.
+    func reportStreamIfDue(now: Double) {
+        guard coordinator.speaksStream, now - streams.reportedAt >= Self.streamReportInterval else { return }
+        streams.reportedAt = now
+        guard let current = streams.receiving else {
+            if streams.reportedStream {
+                streams.reportedStream = false
+                perform(coordinator.streamStatus(nil))
+            }
+            return
+        }
+        let duration = current.offer.file.duration ?? player.duration
+        let demuxed = player.cachedAhead
+        Task { [weak self] in
+            let stats = await current.receiver.stats()
+            await self?.reportStream(current, stats: stats, duration: duration, demuxed: demuxed)
+        }
+    }
+
+    /// Seconds between the reports of our stream to the room.
+    static let streamReportInterval = 2.0
+
+    private func reportStream(_ current: DaemonStreams.Receiving, stats: StreamReceiverStats, duration: Double?, demuxed: Double?) {
+        guard streams.receiving?.url == current.url else { return }
+        let size = current.offer.file.size
+        let ours = duration.flatMap { $0 > 0 && size > 0 ? Double(stats.bufferedAhead) * $0 / Double(size) : nil }
+        let seconds = ours.map { $0 + (demuxed ?? 0) } ?? demuxed
+        streams.reportedStream = true
+        perform(coordinator.streamStatus(StreamReport(
+            from: current.offer.by, aheadBytes: stats.bufferedAhead, aheadSeconds: seconds, rate: stats.bytesPerSecond)))
     }
 
     /// The player waits for the stream's bytes: when the stream arrives slower than the film

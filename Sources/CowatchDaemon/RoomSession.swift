@@ -471,6 +471,7 @@ actor RoomSession {
         }
         playerTick(now: now)
         updateStatus(now: now)
+        reportStreamIfDue(now: now)
         let current = sample()
         guard let instant = wokeFor, instant > clock.now() else {
             perform(coordinator.tick(now: now, sample: current))
@@ -527,6 +528,8 @@ actor RoomSession {
                     for name in notice.others ?? [] { recentRoles[name] = notice.action == .op ? .operator : .member }
                 }
                 publish(notice)
+                // The room says our copy differs: a member's copy that does not may replace it.
+                if notice.action == .mismatch, notice.actor == configuration.name { sharesChanged() }
             case .actionApplied(let id):
                 pending.resolve(id, nil)
             case .actionRefused(let id, let error):

@@ -59,6 +59,7 @@ public struct MpvRoomPlayer: RoomPlayer {
     public var hasAudio: Bool { Self.hasTrack(player, "audio") }
     public var hasVideo: Bool { Self.hasTrack(player, "video") }
     public var mediaTitle: String? { try? player.getString("media-title") }
+    public var cachedAhead: Double? { try? player.getDouble("demuxer-cache-duration") }
     public var playingFile: (path: String, index: Int)? {
         guard let path = try? player.getString("path"), let index = try? player.getDouble("playlist-playing-pos"), index >= 0
         else { return nil }

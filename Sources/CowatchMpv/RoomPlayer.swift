@@ -52,6 +52,9 @@ public protocol RoomPlayer: Sendable {
     /// Whether the media has a video track showing (false when the player cannot say).
     var hasVideo: Bool { get }
     var mediaTitle: String? { get }
+    /// Seconds of media the player's demuxer holds ahead of its position (nil when it cannot
+    /// say, as for most local files).
+    var cachedAhead: Double? { get }
 }
 
 /// The message a fence sends itself through the player, and how it is recognised when it comes

@@ -23,6 +23,7 @@ extension SimulatedPlayer: RoomPlayer {
     public var hasAudio: Bool { state.withLock { $0.loaded?.hasAudio ?? false } }
     public var hasVideo: Bool { state.withLock { $0.loaded != nil } }
     public var mediaTitle: String? { Self.title }
+    public var cachedAhead: Double? { nil }
     /// Nil: the simulated player never moves through a list by itself.
     public var playingFile: (path: String, index: Int)? { nil }
 }

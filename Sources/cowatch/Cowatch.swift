@@ -184,6 +184,7 @@ struct Participants: ParsableCommand {
             if !entry.waitForMe { flags.append("don't wait") }
             if entry.role != "member" { flags.insert(entry.role, at: 0) }
             if let stall = entry.stall { flags.append(stall) }
+            if let stream = entry.stream { flags.append(describe(stream)) }
             let extra = flags.isEmpty ? "" : ", " + flags.joined(separator: ", ")
             if state == "silent" {
                 // A dark link: its last drift and round trip are old news.

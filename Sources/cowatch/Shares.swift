@@ -31,6 +31,12 @@ func describe(_ reply: SharesReply, sayingNone: Bool = true) -> [String] {
     return lines
 }
 
+/// A participant's stream in `participants`: "streams from alice, 41 s (62.0 MiB) ahead, 9.3 Mbit/s".
+func describe(_ stream: ParticipantsReply.Stream) -> String {
+    let ahead = stream.aheadSeconds.map { "\(Int($0.rounded())) s (\(sizeText(stream.aheadBytes)))" } ?? sizeText(stream.aheadBytes)
+    return "streams from \(stream.from), \(ahead) ahead, \(rateText(stream.rate))"
+}
+
 struct Share: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Offer a film to the room: members who lack it play it streamed from you, in lockstep.",

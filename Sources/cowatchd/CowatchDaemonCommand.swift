@@ -203,14 +203,19 @@ struct CowatchDaemonCommand: AsyncParsableCommand {
     var share = false
 
     @Option(name: .long, help: ArgumentHelp(
-        "Play the room's media streamed from a member who shares it when this daemon lacks it: yes or no (default: yes).",
-        valueName: "yes|no"))
+        "Play the room's media streamed from a member who shares it when this daemon lacks it, or its copy differs from the room's: yes; missing (only when it lacks it); no (default: yes).",
+        valueName: "yes|missing|no"))
     var acceptStream: String?
 
     @Option(name: .long, help: ArgumentHelp(
         "Bytes a second all streams from here may send, and optionally each one, such as 5M or 5M,2M (default: 0, unlimited).",
         valueName: "TOTAL[,EACH]"))
     var shareRate: String?
+
+    @Option(name: .long, help: ArgumentHelp(
+        "Bytes of a streamed film kept on disk under the state directory beside 32 MiB in memory, such as 512M (0: memory only; default: 1G). The file is removed as soon as it is made.",
+        valueName: "SIZE"))
+    var streamCache: String?
 
     @Option(name: .customLong("share-to"), help: ArgumentHelp(
         "Only this member may stream what this daemon shares; repeatable (default: any member).", valueName: "NAME"))
@@ -349,6 +354,7 @@ struct CowatchDaemonCommand: AsyncParsableCommand {
         flags.share = share ? true : nil
         flags.acceptStream = acceptStream
         flags.shareRate = shareRate
+        flags.streamCache = streamCache
         flags.shareTo = shareTo
         let configuration: DaemonConfiguration
         do {

@@ -26,6 +26,13 @@ struct ControlReplyCodecTests {
         ),
         (ParticipantsReply(participants: []), "[]"),
         (
+            ParticipantsReply(participants: [
+                .init(name: "bob", state: "joined", stream: .init(from: "alice", aheadBytes: 4096, aheadSeconds: 12.5, rate: 2.5e6)),
+                .init(name: "dan", state: "joined", stream: .init(from: "alice", aheadBytes: 0, aheadSeconds: nil, rate: 0)),
+            ]),
+            #"[{"drift":null,"name":"bob","ready":false,"role":"member","rtt":null,"stall":null,"state":"joined","stream":{"ahead_bytes":4096,"ahead_seconds":12.5,"from":"alice","rate":2500000},"wait_for_me":true},{"drift":null,"name":"dan","ready":false,"role":"member","rtt":null,"stall":null,"state":"joined","stream":{"ahead_bytes":0,"ahead_seconds":null,"from":"alice","rate":0},"wait_for_me":true}]"#
+        ),
+        (
             AttachmentsReply(attachments: [subtitles, notes]),
             #"[{"id":"ab12","meta":{"kind":"subtitles"},"name":"night.srt","participant":"bob","size":2048,"subtitles":true},{"id":"cd34","meta":null,"name":"notes.txt","participant":"ann","size":0,"subtitles":false}]"#
         ),

@@ -83,6 +83,23 @@ struct StreamSequencerTests: SequencerTesting {
         #expect(sequencer.received(.unshare(fingerprint: nil), from: 1, now: 3).isEmpty, "nothing left to withdraw: nothing told")
     }
 
+    @Test("a member's stream status shows in everyone's participant list; one that does not speak stream is told unsupported")
+    func streamStatusShown() throws {
+        var (sequencer, _) = streamRoom(["alice", "bob", "carol"], speaking: ["alice", "bob"])
+        let report = StreamReport(from: "alice", aheadBytes: 5 << 20, aheadSeconds: 12.5, rate: 2.5e6)
+        #expect(sequencer.received(.streamStatus(report), from: 2, now: 1).isEmpty, "telemetry: nothing at once")
+        #expect(messages(sequencer.received(.streamStatus(report), from: 3, now: 1), to: 3) == [.unsupported(type: "stream_status")])
+        func bobsStream(at now: Double) -> StreamReport?? {
+            for case .participants(let list) in messages(sequencer.tick(now: now), to: 1) {
+                return .some(list.first { $0.name == "bob" }?.stream)
+            }
+            return nil
+        }
+        #expect(bobsStream(at: 30) == .some(report))
+        #expect(sequencer.received(.streamStatus(nil), from: 2, now: 31).isEmpty)
+        #expect(bobsStream(at: 60) == .some(nil), "a stream that ended is no longer shown")
+    }
+
     @Test("offers are capped per member and per room; the same file offered again replaces its offer")
     func offerCaps() {
         let names = (0..<6).map { "m\($0)" }

@@ -16,6 +16,9 @@ struct StreamWireTests {
         .unshare(fingerprint: nil),
         .stream(StreamRequest(room: "night", name: "bob", token: "00112233445566778899aabbccddeeff.0011", from: "alice", fingerprint: fingerprint)),
         .streamServe(StreamServe(room: "night", name: "alice", token: "ffeeddccbbaa99887766554433221100.abcd", stream: wireMaxRequestID)),
+        .streamStatus(StreamReport(from: "alice", aheadBytes: 33_554_432, aheadSeconds: 61.25, rate: 2_500_000.5)),
+        .streamStatus(StreamReport(from: "zoe.b", aheadBytes: 0, rate: 0)),
+        .streamStatus(nil),
     ]
 
     static let serverMessages: [ServerMessage] = [
@@ -23,6 +26,10 @@ struct StreamWireTests {
         .shares([]),
         .streamWanted(stream: 7, fingerprint: fingerprint, for: "bob"),
         .streamReady(size: MediaIdentity.maxSize),
+        .participants([
+            ParticipantInfo(name: "bob", state: "joined", drift: 0.001, stream: StreamReport(from: "alice", aheadBytes: 9, aheadSeconds: 1, rate: 4)),
+            ParticipantInfo(name: "alice", state: "joined"),
+        ]),
     ]
 
     @Test("client messages round-trip", arguments: clientMessages)
@@ -35,7 +42,22 @@ struct StreamWireTests {
         #expect(try ServerMessage.decode(line: message.encoded().dropLast()) == message)
     }
 
+    @Test("stream messages round-trip a byte at a time through the line framer")
+    func byteAtATime() throws {
+        var framer = LineFramer(maxLineBytes: 65_536)
+        var decoded: [ClientMessage] = []
+        for byte in Self.clientMessages.flatMap({ $0.encoded() }) {
+            for case .line(let line) in framer.feed([byte]) { decoded.append(try ClientMessage.decode(line: line)) }
+        }
+        #expect(decoded == Self.clientMessages)
+    }
+
     static let hostileLines: [String] = [
+        #"{"type":"stream_status","stream":{"from":"alice","ahead":-1,"rate":1}}"#,
+        #"{"type":"stream_status","stream":{"from":"a\u0000b","ahead":1,"rate":1}}"#,
+        #"{"type":"stream_status","stream":{"from":"alice","ahead":1,"rate":1,"ahead_seconds":1e9}}"#,
+        #"{"type":"stream_status","stream":{"ahead":1,"rate":1}}"#,
+        #"{"type":"stream_status","stream":"alice"}"#,
         #"{"type":"share"}"#,
         #"{"type":"share","file":{"name":"a/b","size":1,"fingerprint":"\#(fingerprint)"}}"#,
         #"{"type":"share","file":{"name":"a","size":-1,"fingerprint":"\#(fingerprint)"}}"#,

@@ -52,7 +52,10 @@ struct WireFastPathTests {
                     status: ParticipantStatus(
                         stall: maybe { StallReason.allCases[Int(random.next() % 3)] }, ready: random.next() % 2 == 0,
                         waitForMe: random.next() % 2 == 0),
-                    role: Role.allCases[Int(random.next() % UInt64(Role.allCases.count))])
+                    role: Role.allCases[Int(random.next() % UInt64(Role.allCases.count))],
+                    stream: maybe {
+                        StreamReport(from: text(), aheadBytes: Int(random.next() % 1_000_000_000), aheadSeconds: maybe(number), rate: number())
+                    })
             }
             let messages: [ServerMessage] = [
                 .timeReply(id: Int(random.next() % 1_000_000), t1: number(), t2: number(), t3: number()),

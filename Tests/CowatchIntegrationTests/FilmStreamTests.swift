@@ -44,6 +44,11 @@ struct FilmStreamTests {
             else { return "shares \(shares), bob's media \(status.media) duration \(status.duration ?? -1)" }
             return nil
         }
+        // Everyone sees who streams from whom: alice's participant list shows bob's stream.
+        try await watch.until("alice's participant list to show bob streaming from her", within: 15) {
+            let list = try ParticipantsReply(json: try await room.clients[alice].request(.getParticipants)).participants
+            return list.first { $0.name == "bob" }?.stream?.from == "alice" ? nil : "participants \(list)"
+        }
         // Her subtitles travelled with the film, to bob too.
         try await watch.until("bob to list night.en.srt among the room's attachments", within: 20) {
             let names = try AttachmentsReply(json: try await room.clients[bob].request(.getAttachments)).attachments.map(\.name)
@@ -112,6 +117,39 @@ struct FilmStreamTests {
         }
         try await watch.until("alice and carol still playing in step", within: 10) {
             try await watch.inStep([alice, carol], bound: Self.stepBound)
+        }
+    }
+
+    @Test("dave, whose copy differs from the room's (another cut), plays alice's shared film instead, and his own again when she unshares")
+    func differingCopyReplaced() async throws {
+        let film = try await TestMedia.file(.stream)
+        let otherCut = try await TestMedia.file(.audioVideo)
+        let room = try await DaemonRoom(media: film, room: "stream-differs")
+        defer { room.stopInBackground() }
+        let (alice, dave) = (0, 1)
+        try await room.add("alice", arguments: ["--share", "--share-rate", Self.shareRate], waitJoined: true)
+        // alice's copy is the room's (she reported first); dave's is 75 s long, not 80.
+        try await room.add("dave", media: otherCut, waitJoined: false)
+        try await room.waitForParticipants(2)
+        let watch = PlaylistWatch(room)
+        try await watch.until("dave to play alice's film streamed instead of his own cut", within: 30) {
+            let status = try await watch.status(dave)
+            guard status.media.hasPrefix("http://127.0.0.1:"), status.duration.map({ abs($0 - 80) < 1 }) == true else {
+                return "dave's media \(status.media) duration \(status.duration ?? -1)"
+            }
+            return nil
+        }
+        try await room.clients[alice].request(.play)
+        try await watch.until("dave playing in step with alice", within: 30) {
+            let status = try await watch.status(dave)
+            if status.paused || (status.position ?? 0) < 2 { return watch.describe(status) }
+            return try await watch.inStep([alice, dave], bound: Self.stepBound)
+        }
+        try await room.clients[alice].request(.unshare)
+        try await watch.until("dave back on his own copy, playing", within: 20) {
+            let status = try await watch.status(dave)
+            guard status.media == otherCut, !status.paused else { return "dave \(watch.describe(status)) on \(status.media)" }
+            return nil
         }
     }
 

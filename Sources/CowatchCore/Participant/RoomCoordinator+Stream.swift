@@ -16,6 +16,17 @@ extension RoomCoordinator {
         return [.send(.share(file, activity: activity))]
     }
 
+    /// Tells the room how the stream we play fares (nil: we play none now); nothing before the
+    /// welcome or to a server without streams (it is telemetry: the next one says it again).
+    public func streamStatus(_ report: StreamReport?) -> [Action] {
+        guard welcomed, isJoined, speaksStream else { return [] }
+        return [.send(.streamStatus(report))]
+    }
+
+    /// Whether the room said that our copy of the current activity's media differs from the
+    /// room's (a `mismatch` notice naming us).
+    public var ownCopyDiffers: Bool { copiesDiffering.contains(name) }
+
     /// Withdraws our offer of `fingerprint`, or all of ours (nil). Errors as for `share`.
     public func unshare(fingerprint: String?) throws(CowatchError) -> [Action] {
         guard welcomed, isJoined else { throw CowatchError(.notInRoom, "not in the room yet; try again in a moment") }
@@ -37,5 +48,16 @@ public enum StreamChoice {
         let others = offers.filter { $0.by != me }
         if let entry, let match = others.first(where: { $0.file.matches(entry) }) { return match }
         return others.first { $0.activity == activity }
+    }
+
+    /// The offer a member whose own copy differs from the room's (`mismatch`) reads the room's
+    /// media from instead: one of `activity` by a sharer the room did not name as differing
+    /// (`differing`), whose file is not ours (`own`: our copy's identity, when known).
+    public static func replacement(
+        for activity: Int, among offers: [SharedMedia], me: String, differing: Set<String>, own: MediaIdentity?
+    ) -> SharedMedia? {
+        offers.first { offer in
+            offer.by != me && offer.activity == activity && !differing.contains(offer.by) && !(own.map(offer.file.matches) ?? false)
+        }
     }
 }

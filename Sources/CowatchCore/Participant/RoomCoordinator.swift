@@ -124,6 +124,9 @@ public struct RoomCoordinator: Sendable {
     public private(set) var activity: Activity
     /// The room's rules, from the welcome.
     public private(set) var policy = RoomPolicy()
+    /// Who the room said plays a copy of the current activity's media that differs from the
+    /// room's first report of it (`mismatch` notices name them), until the activity changes.
+    public private(set) var copiesDiffering: Set<String> = []
     /// What we say about ourselves (stall, readiness, "wait for me").
     public private(set) var status: ParticipantStatus
     /// Our role in the room, from the welcome (and role notices).
@@ -285,6 +288,7 @@ public struct RoomCoordinator: Sendable {
             lastResume = nil
             timelines = TimelinePair(welcome.timeline)
             participants = welcome.participants
+            if welcome.activity.id != activity.id { copiesDiffering = [] }
             activity = welcome.activity
             policy = welcome.policy
             snappedSeq = nil
@@ -304,6 +308,7 @@ public struct RoomCoordinator: Sendable {
             var actions: [Action] = []
             if let newActivity, newActivity.id != activity.id {
                 activity = newActivity
+                copiesDiffering = []
                 actions.append(.activity(newActivity))
             }
             if var pair = timelines {
@@ -322,6 +327,7 @@ public struct RoomCoordinator: Sendable {
             drift.reset()
             return actions
         case .notice(let notice):
+            if notice.action == .mismatch { copiesDiffering.insert(notice.actor) }
             if notice.others?.contains(name) == true, notice.action == .op || notice.action == .deop, role != .owner {
                 role = notice.action == .op ? .operator : .member
             }

@@ -73,6 +73,8 @@ public struct RoomPlayback: Sendable {
         var drift: Double?
         var rtt: Double?
         var status: ParticipantStatus
+        /// The film stream it plays, as it last said (`stream`).
+        var stream: StreamReport?
         /// When it last reported (its join to begin with).
         var heardAt: Double
     }
@@ -176,6 +178,12 @@ public struct RoomPlayback: Sendable {
         members[id]?.drift = drift
         members[id]?.rtt = rtt
         members[id]?.heardAt = now
+    }
+
+    /// A member told how the film stream it plays fares (nil: none now). Shown in the next
+    /// participant list; it moves nothing.
+    public mutating func streamReported(_ report: StreamReport?, from id: MemberID) {
+        members[id]?.stream = report
     }
 
     // MARK: Actions
@@ -519,7 +527,7 @@ public struct RoomPlayback: Sendable {
             let silent = now.map { $0 - member.heardAt > configuration.silentAfter } ?? false
             return ParticipantInfo(
                 name: member.name, state: landed ? "landed" : silent ? "silent" : "joined", drift: member.drift, rtt: member.rtt,
-                status: member.status, role: member.role)
+                status: member.status, role: member.role, stream: member.stream)
         }
     }
 
@@ -529,10 +537,11 @@ public struct RoomPlayback: Sendable {
         return broadcast(.participants(list))
     }
 
-    /// True when the lists differ at most in drifts and round trips.
+    /// True when the lists differ at most in drifts, round trips and how far streams reach.
     static func sameExceptMetrics(_ a: [ParticipantInfo], _ b: [ParticipantInfo]) -> Bool {
         guard a.count == b.count else { return false }
-        for (x, y) in zip(a, b) where x.name != y.name || x.state != y.state || x.status != y.status || x.role != y.role {
+        for (x, y) in zip(a, b)
+        where x.name != y.name || x.state != y.state || x.status != y.status || x.role != y.role || x.stream?.from != y.stream?.from {
             return false
         }
         return true

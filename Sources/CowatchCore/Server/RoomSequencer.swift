@@ -390,7 +390,7 @@ public struct RoomSequencer: Sendable {
             return [.send(id, .unsupported(type: type))]
         case .unsupported:
             return []
-        case .ready, .report, .status, .media, .playlistHave, .playlistEnded:
+        case .ready, .report, .status, .media, .playlistHave, .playlistEnded, .streamStatus:
             // Harmless before a welcome, and daemons before 2026-11-24 sent them during a
             // reconnect's handshake: ignored, where refusing them ended that daemon's session.
             guard let membership = joined[id] else { return [] }
@@ -704,6 +704,12 @@ public struct RoomSequencer: Sendable {
             // Every member, every second: changed in place (a copy of the room would copy its
             // member table on write); it moves no deadline.
             rooms[membership.room]?.playback.report(drift: drift, rtt: rtt, from: id, now: now)
+            return []
+        }
+        if case .streamStatus(let report) = message {
+            // Telemetry like `report`: kept in place, shown in the next participant list.
+            guard membership.features.contains(WireFeature.stream) else { return [.send(id, .unsupported(type: "stream_status"))] }
+            rooms[membership.room]?.playback.streamReported(report, from: id)
             return []
         }
         guard var room = rooms[membership.room] else { return [] }

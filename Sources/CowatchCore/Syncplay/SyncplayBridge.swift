@@ -154,7 +154,7 @@ public struct SyncplayBridge: Sendable {
             return playlistEdit(request, now: now)
         case .playlistEnded(let activity, _):
             return playlistEnded(activity: activity, now: now)
-        case .share, .unshare:
+        case .share, .unshare, .streamStatus:
             // Never sent: the bridge's challenge does not offer `stream`.
             return []
         case .ready, .bye, .playlistHave, .transfer, .stream, .streamServe, .unsupported, .unknown:

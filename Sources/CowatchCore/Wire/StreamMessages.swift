@@ -28,6 +28,28 @@ public struct SharedMedia: Sendable, Hashable {
     }
 }
 
+/// How a member's stream fares, as it tells the room (`ClientMessage.streamStatus`, every few
+/// seconds while it plays a stream) and the room shows it (`ParticipantInfo.stream`): whom it
+/// streams from and how far its buffer reaches ahead of its player. Telemetry, like drift: the
+/// server keeps the last one and shows it, and trusts nothing in it.
+public struct StreamReport: Sendable, Hashable {
+    /// The sharer it reads from.
+    public var from: String
+    /// Bytes received and not yet played, without a gap.
+    public var aheadBytes: Int
+    /// The same in seconds of the film, when its duration is known.
+    public var aheadSeconds: Double?
+    /// Bytes a second arriving lately.
+    public var rate: Double
+
+    public init(from: String, aheadBytes: Int, aheadSeconds: Double? = nil, rate: Double) {
+        self.from = from
+        self.aheadBytes = aheadBytes
+        self.aheadSeconds = aheadSeconds
+        self.rate = rate
+    }
+}
+
 /// The first line of a receiver's stream connection (`ClientMessage.stream`).
 public struct StreamRequest: Sendable, Hashable {
     public var room: String

@@ -20,6 +20,26 @@ extension SharedMedia {
     }
 }
 
+extension StreamReport {
+    /// Bytes ahead and a rate: up to a terabyte (a film's size at most), seconds up to a day.
+    var json: JSONValue {
+        var object: [String: JSONValue] = [
+            "from": .string(from), "ahead": .number(Double(aheadBytes)), "rate": .number(rate.isFinite ? rate : 0),
+        ]
+        if let aheadSeconds, aheadSeconds.isFinite { object["ahead_seconds"] = .number(aheadSeconds) }
+        return .object(object)
+    }
+
+    init(wire reader: WireReader) throws(CowatchError) {
+        let ahead = try reader.integer("ahead")
+        guard (0...MediaIdentity.maxSize).contains(ahead) else { throw WireReader.violation("\"ahead\" is past any file") }
+        self.init(
+            from: try reader.name("from", maxLength: ParticipantName.maxLength), aheadBytes: ahead,
+            aheadSeconds: try reader.optionalNumber("ahead_seconds", range: 0...86_400),
+            rate: try reader.optionalNumber("rate", range: 0...1e12) ?? 0)
+    }
+}
+
 extension ClientMessage {
     /// The stream's client messages as JSON (nil for the others).
     var streamJSON: JSONValue? {
@@ -42,6 +62,10 @@ extension ClientMessage {
                 "type": "stream_serve", "room": .string(serve.room), "name": .string(serve.name), "token": .string(serve.token),
                 "stream": .number(Double(serve.stream)),
             ]
+        case .streamStatus(let report):
+            var object: [String: JSONValue] = ["type": "stream_status"]
+            if let report { object["stream"] = report.json }
+            return .object(object)
         default:
             return nil
         }
@@ -64,6 +88,8 @@ extension ClientMessage {
             return .streamServe(StreamServe(
                 room: try reader.name("room", maxLength: 64), name: try reader.name("name", maxLength: ParticipantName.maxLength),
                 token: try reader.token("token"), stream: try reader.streamNumber("stream")))
+        case "stream_status":
+            return .streamStatus(try reader.optionalObject("stream").map { reader throws(CowatchError) in try StreamReport(wire: reader) })
         default:
             return nil
         }

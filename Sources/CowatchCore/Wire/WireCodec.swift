@@ -77,7 +77,7 @@ extension ClientMessage {
             return request.json
         case .playlistEdit, .playlistHave, .playlistEnded:
             return playlistJSON ?? [:]
-        case .share, .unshare, .stream, .streamServe:
+        case .share, .unshare, .stream, .streamServe, .streamStatus:
             return streamJSON ?? [:]
         case .unsupported(let type):
             return ["type": "unsupported", "of": .string(type)]
@@ -308,6 +308,7 @@ extension ParticipantInfo {
         ]
         if let drift { object["drift"] = .number(drift) }
         if let rtt { object["rtt"] = .number(rtt) }
+        if let stream { object["stream"] = stream.json }
         return .object(object)
     }
 
@@ -319,7 +320,8 @@ extension ParticipantInfo {
             drift: try reader.optionalNumber("drift", range: -1e7...1e7),
             rtt: try reader.optionalNumber("rtt", range: 0...3600),
             status: try reader.optionalObject("status").map { reader throws(CowatchError) in try ParticipantStatus(wire: reader) } ?? .init(),
-            role: try reader.raw("role") == nil ? .member : reader.enumeration("role", Role.self))
+            role: try reader.raw("role") == nil ? .member : reader.enumeration("role", Role.self),
+            stream: try reader.optionalObject("stream").map { reader throws(CowatchError) in try StreamReport(wire: reader) })
     }
 }
 

@@ -183,6 +183,16 @@ extension WireLineWriter {
         if let rtt = participant.rtt { key("rtt"); number(rtt) }
         key("state"); string(participant.state)
         key("status"); write(participant.status)
+        if let stream = participant.stream { key("stream"); write(stream) }
+        endObject()
+    }
+
+    mutating func write(_ stream: StreamReport) {
+        beginObject()
+        key("ahead"); integer(stream.aheadBytes)
+        if let seconds = stream.aheadSeconds, seconds.isFinite { key("ahead_seconds"); number(seconds) }
+        key("from"); string(stream.from)
+        key("rate"); number(stream.rate.isFinite ? stream.rate : 0)
         endObject()
     }
 }

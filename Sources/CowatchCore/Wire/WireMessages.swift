@@ -492,10 +492,12 @@ public struct ParticipantInfo: Sendable, Hashable {
     /// What it said about itself.
     public var status: ParticipantStatus
     public var role: Role
+    /// (`stream`) The film stream it plays, as it last told the room.
+    public var stream: StreamReport?
 
     public init(
         name: String, state: String, drift: Double? = nil, rtt: Double? = nil, status: ParticipantStatus = .init(),
-        role: Role = .member
+        role: Role = .member, stream: StreamReport? = nil
     ) {
         self.name = name
         self.state = state
@@ -503,6 +505,7 @@ public struct ParticipantInfo: Sendable, Hashable {
         self.rtt = rtt
         self.status = status
         self.role = role
+        self.stream = stream
     }
 }
 
@@ -560,6 +563,9 @@ public enum ClientMessage: Sendable, Hashable {
     /// (`stream`) The first line of a sharer's serving connection; raw frames follow
     /// `stream_ready`.
     case streamServe(StreamServe)
+    /// (`stream`) How the stream this member plays fares (nil: it plays none now); shown to the
+    /// room in the participant list.
+    case streamStatus(StreamReport?)
     /// "I do not know messages of this type": the answer to a server message we cannot read.
     case unsupported(type: String)
     /// A message of a type this build does not know (decoded, never sent).

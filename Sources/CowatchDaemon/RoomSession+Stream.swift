@@ -105,7 +105,8 @@ extension RoomSession {
             logger.debug("no stream endpoint", metadata: ["cowatch.stream.error": "\(error)"])
             return false
         }
-        let receiver = StreamReceiver(endpoint: endpoint, offer: offer, cacheBytes: Self.streamCacheBytes, logger: logger)
+        let receiver = StreamReceiver(
+            endpoint: endpoint, offer: offer, cacheBytes: Self.streamCacheBytes, disk: streamDiskCache(), logger: logger)
         let url = loopback.publish(name: offer.file.name, size: offer.file.size) { offset, length in
             try await receiver.read(offset: offset, length: length)
         }
@@ -122,6 +123,22 @@ extension RoomSession {
         let now = clock.now()
         carryOut(playerSide.roomSwitched(to: activity, ownCopy: url, playerHas: media.current, now: now), now: now)
         return true
+    }
+
+    /// Where and how much of a stream is kept on disk (`--stream-cache`): a file under the state
+    /// directory's `streams`, which the receiver unlinks as soon as it is made. Nil (memory
+    /// only) when turned off or when the directory cannot be made (logged).
+    private func streamDiskCache() -> StreamReceiver.DiskCache? {
+        let bytes = configuration.streams.diskCacheBytes
+        guard bytes > 0 else { return nil }
+        do {
+            let directory = try StatePaths.defaultDirectory(environment: ProcessInfo.processInfo.environment) + "/streams"
+            try StatePaths.ensureDirectory(directory)
+            return .init(directory: directory, bytes: bytes)
+        } catch {
+            logger.notice("streams are kept in memory only: \(error.message)")
+            return nil
+        }
     }
 
     /// Bytes of a stream kept in memory beside mpv's own cache (`DaemonConfiguration`'s
@@ -362,7 +379,7 @@ extension RoomSession {
             let stats = await current.receiver.stats()
             receiving = .init(
                 from: current.offer.by, name: current.offer.file.name, received: stats.receivedBytes, rate: stats.bytesPerSecond,
-                ahead: stats.bufferedAhead, problem: stats.lastError?.message)
+                ahead: stats.bufferedAhead, problem: stats.lastError?.message, onDisk: stats.diskCachedBytes)
         }
         let names = Dictionary(streams.offered.values.map { ($0.identity.fingerprint, $0.identity.name) }, uniquingKeysWith: { a, _ in a })
         let serving = await sharing.status().map {

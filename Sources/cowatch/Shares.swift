@@ -22,6 +22,7 @@ func describe(_ reply: SharesReply, sayingNone: Bool = true) -> [String] {
     if let receiving = reply.receiving {
         var line = "playing \(receiving.name) streamed from \(receiving.from): \(sizeText(receiving.received)) received, "
             + "\(rateText(receiving.rate)), \(sizeText(receiving.ahead)) ahead"
+            + (receiving.onDisk > 0 ? ", \(sizeText(receiving.onDisk)) kept on disk" : "")
         if let problem = receiving.problem { line += " — \(problem)" }
         lines.append(line)
     }

@@ -63,9 +63,9 @@ struct ControlReplyCodecTests {
         (
             SharesReply(
                 offers: [.init(by: "alice", name: "film.mkv", size: 200_000_000, fingerprint: "ab")],
-                receiving: .init(from: "alice", name: "film.mkv", received: 1024, rate: 2.5e6, ahead: 4096, problem: "slow"),
+                receiving: .init(from: "alice", name: "film.mkv", received: 1024, rate: 2.5e6, ahead: 4096, problem: "slow", onDisk: 3 << 20),
                 serving: [.init(to: "carol", name: "other.mkv", sent: 7, rate: 0)]),
-            #"{"offers":[{"by":"alice","fingerprint":"ab","name":"film.mkv","size":200000000}],"receiving":{"ahead":4096,"from":"alice","name":"film.mkv","problem":"slow","rate":2500000,"received":1024},"serving":[{"name":"other.mkv","rate":0,"sent":7,"to":"carol"}]}"#
+            #"{"offers":[{"by":"alice","fingerprint":"ab","name":"film.mkv","size":200000000}],"receiving":{"ahead":4096,"from":"alice","name":"film.mkv","on_disk":3145728,"problem":"slow","rate":2500000,"received":1024},"serving":[{"name":"other.mkv","rate":0,"sent":7,"to":"carol"}]}"#
         ),
     ] + PlaylistControlTests.replyGolden
 

@@ -99,6 +99,11 @@ struct FilmStreamTests {
         // bounded whatever he streamed (its cache is 64 MiB; mpv's own and libmpv's are the rest).
         let shares = try SharesReply(json: try await room.clients[bob].request(.getShares))
         #expect((shares.receiving?.received ?? 0) > 10_000_000, "\(shares)")
+        // Past the 32 MiB in memory, what bob read waits in his disk cache (1 GiB by default) for a
+        // seek back; its file was unlinked as soon as it was made: nothing of the film is on disk by name.
+        #expect((shares.receiving?.onDisk ?? 0) > 0, "\(shares)")
+        let cacheDirectory = room.daemons[bob].directory + "/state/cowatch/streams"
+        #expect((try? FileManager.default.contentsOfDirectory(atPath: cacheDirectory)) == [], "\(cacheDirectory)")
         if let resident = ProcessMemory.resident(pid: room.daemons[bob].pid) {
             #expect(resident < 600_000_000, "bob's daemon holds \(resident) bytes")
         }

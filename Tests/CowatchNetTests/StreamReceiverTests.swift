@@ -7,8 +7,8 @@ import NIOPosix
 import Testing
 
 /// Issue 25: the receiver's side of a film stream, against a stand-in for the room server and
-/// the sharer behind it (plain TCP on 127.0.0.1): the bytes, read-ahead, the cache's bound, a
-/// dropped link, refusals and the server's errors.
+/// the sharer behind it (plain TCP on 127.0.0.1): the bytes, read-ahead, the cache's bound, the
+/// disk tier, a dropped link, refusals and the server's errors.
 @Suite("Stream receiver: a shared film's bytes through the relay")
 struct StreamReceiverTests {
     static let block = StreamFrame.maxReadBytes
@@ -16,13 +16,14 @@ struct StreamReceiverTests {
     static func film(_ size: Int) -> [UInt8] { PatternedFilm.bytes(size) }
 
     func receiver(
-        _ server: FakeStreamServer, cacheBytes: Int = 64 << 20, timing: StreamReceiver.Timing = .init()
+        _ server: FakeStreamServer, cacheBytes: Int = 64 << 20, disk: StreamReceiver.DiskCache? = nil,
+        timing: StreamReceiver.Timing = .init()
     ) -> StreamReceiver {
         let identity = MediaIdentity(size: server.file.count, fingerprint: String(repeating: "ab", count: 32), name: "night.mkv")
         let endpoint = TransferClient.Endpoint(
             host: "127.0.0.1", port: server.port, security: .plaintext, room: "movie-night", name: "bob", token: "0123abcd.ef")
         return StreamReceiver(
-            endpoint: endpoint, offer: SharedMedia(by: "alice", file: identity), cacheBytes: cacheBytes, timing: timing,
+            endpoint: endpoint, offer: SharedMedia(by: "alice", file: identity), cacheBytes: cacheBytes, disk: disk, timing: timing,
             logger: Logger(label: "test"))
     }
 
@@ -242,6 +243,80 @@ struct StreamReceiverTests {
         await #expect(throws: CowatchError(.ioError, "")) { try await waiting.value }
         await #expect(throws: CowatchError(.ioError, "")) { try await receiver.read(offset: 0, length: 10) }
         #expect(await !receiver.stats().connected)
+    }
+
+    @Test("with a disk tier, a seek back to what was received is served locally; the tier's file is never seen in its directory")
+    func diskTierServesSeekBack() async throws {
+        let file = Self.film(10 * Self.block + 4321)
+        let server = try await FakeStreamServer.start(file: file)
+        defer { Task { await server.stop() } }
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        // 4 blocks in memory, 16 on disk: the whole film is kept, most of it on disk.
+        let receiver = receiver(
+            server, cacheBytes: 4 * Self.block, disk: .init(directory: directory.path, bytes: 16 * Self.block))
+        #expect(try await receiver.read(offset: 0, length: file.count) == file)
+        let fetched = server.seen.withLock { $0.reads }
+        #expect(fetched.sorted() == (0...10).map { $0 * Self.block }, "each block once")
+        #expect(await receiver.stats().diskCachedBytes >= 7 * Self.block, "what memory let go is on disk")
+        #expect(await receiver.cachedBytes <= 4 * Self.block)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path).isEmpty, "unlinked at once")
+        // Back to the start, and through the film again in pieces that straddle blocks.
+        var offset = 0
+        while offset < file.count {
+            let piece = try await receiver.read(offset: offset, length: 700_000)
+            #expect(piece == Array(file[offset..<(offset + piece.count)]), "at \(offset)")
+            offset += piece.count
+        }
+        let middle = 3 * Self.block + 5
+        #expect(try await receiver.read(offset: middle, length: 10) == Array(file[middle..<(middle + 10)]))
+        #expect(server.seen.withLock { $0.reads } == fetched, "the sharer was not asked again")
+        #expect(await receiver.stats().receivedBytes == file.count)
+        await receiver.close()
+        #expect(await receiver.stats().diskCachedBytes == 0, "the tier went with close")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path).isEmpty)
+    }
+
+    @Test("a disk tier whose directory does not exist leaves the receiver memory-only, reading as before")
+    func diskTierUnavailable() async throws {
+        let file = Self.film(6 * Self.block + 99)
+        let server = try await FakeStreamServer.start(file: file)
+        defer { Task { await server.stop() } }
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let receiver = receiver(
+            server, cacheBytes: 2 * Self.block, disk: .init(directory: directory.path + "/absent", bytes: 64 * Self.block))
+        #expect(try await receiver.read(offset: 0, length: file.count) == file)
+        #expect(try await receiver.read(offset: 0, length: file.count) == file, "a seek back")
+        #expect(await receiver.stats().diskCachedBytes == 0)
+        #expect(server.seen.withLock { $0.reads.count } > 7, "memory only: the seek back was fetched again")
+        #expect(!FileManager.default.fileExists(atPath: directory.path + "/absent"))
+        await receiver.close()
+    }
+
+    @Test("the disk tier's file: whole slots written and read back, the last one short; unlinked; closed, it fails")
+    func diskFile() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let disk = try StreamDiskFile(directory: directory.path, blockBytes: 1000, maxBytes: 4500)
+        #expect(disk.slots == 4, "whole slots within the cap")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path).isEmpty)
+        let blocks = (0..<4).map { slot in (0..<1000).map { UInt8(truncatingIfNeeded: $0 &* 7 &+ slot) } }
+        for slot in [3, 0, 2] { try disk.write(blocks[slot], slot: slot) }
+        try disk.write(Array(blocks[1][0..<400]), slot: 1)
+        #expect(try disk.read(slot: 0, count: 1000) == blocks[0])
+        #expect(try disk.read(slot: 3, count: 1000) == blocks[3])
+        #expect(try disk.read(slot: 1, count: 400) == Array(blocks[1][0..<400]))
+        try disk.write(blocks[0], slot: 2)
+        #expect(try disk.read(slot: 2, count: 1000) == blocks[0], "a slot written again")
+        #expect(throws: CowatchError(.ioError, ""), "no such directory") {
+            try StreamDiskFile(directory: directory.path + "/absent", blockBytes: 1000, maxBytes: 4500)
+        }
+        #expect(throws: CowatchError(.ioError, ""), "not one slot") {
+            try StreamDiskFile(directory: directory.path, blockBytes: 1000, maxBytes: 999)
+        }
+        disk.close()
+        #expect(throws: CowatchError(.ioError, "")) { try disk.read(slot: 0, count: 1000) }
     }
 
     @Test("a cancelled read returns at once")

@@ -29,13 +29,16 @@ public struct SharesReply: ControlReplyData {
         public var ahead: Int
         /// Why the stream is failing now, when it is.
         public var problem: String?
-        public init(from: String, name: String, received: Int, rate: Double, ahead: Int, problem: String? = nil) {
+        /// Bytes of it kept in the disk cache (`--stream-cache`); 0 without one.
+        public var onDisk: Int
+        public init(from: String, name: String, received: Int, rate: Double, ahead: Int, problem: String? = nil, onDisk: Int = 0) {
             self.from = from
             self.name = name
             self.received = received
             self.rate = rate
             self.ahead = ahead
             self.problem = problem
+            self.onDisk = onDisk
         }
     }
 
@@ -75,7 +78,7 @@ public struct SharesReply: ControlReplyData {
         if let receiving {
             var fields: [String: JSONValue] = [
                 "from": .string(receiving.from), "name": .string(receiving.name), "received": .count(receiving.received),
-                "rate": .number(receiving.rate), "ahead": .count(receiving.ahead),
+                "rate": .number(receiving.rate), "ahead": .count(receiving.ahead), "on_disk": .count(receiving.onDisk),
             ]
             if let problem = receiving.problem { fields["problem"] = .string(problem) }
             object["receiving"] = .object(fields)
@@ -99,7 +102,8 @@ public struct SharesReply: ControlReplyData {
             let receiving = try ControlFields(value, what: "the stream received")
             self.receiving = Receiving(
                 from: try receiving.string("from"), name: try receiving.string("name"), received: try receiving.count("received"),
-                rate: try receiving.number("rate"), ahead: try receiving.count("ahead"), problem: try receiving.optionalString("problem"))
+                rate: try receiving.number("rate"), ahead: try receiving.count("ahead"), problem: try receiving.optionalString("problem"),
+                onDisk: try receiving.optionalNumber("on_disk").map { Int($0) } ?? 0)
         } else {
             receiving = nil
         }

@@ -12,6 +12,22 @@
 /// window; one that is neither (read-ahead for a position left by a seek) only into free room.
 /// When room is needed, blocks outside the window go first, least recently used first.
 ///
+/// Keeping on disk (`diskBlocks` > 0): a block memory lets go moves to a second tier, `diskBlocks`
+/// slots of `blockBytes` in a file the owner keeps (slot `s` at byte `s * blockBytes`), and so
+/// does a block that arrives when memory has no room for it. The cache picks the slot and queues
+/// the write; it never touches the file. A block on disk is not asked for again: the owner reads
+/// it (`diskSlot(ofBlock:)`) and hands it back (`loadedFromDisk`). Loading keeps the disk copy (a
+/// film's bytes never change), so a block memory lets go again costs no second write. When the
+/// tier is full, such a spare copy gives up its slot first, then the least recently used block
+/// on disk (a fetch again costs more than a write again); a block older than all of them is not
+/// kept.
+///
+/// The owner's rule: after every mutating call, drain `takeDiskWrites()` and write them in order
+/// before the next call and before reading any slot. A slot is reused as soon as its block is
+/// forgotten, so a slot read is only right between `diskSlot(ofBlock:)` and the next mutating
+/// call. A write or read that failed is reported (`diskWriteFailed`, `diskReadFailed`): the block
+/// is forgotten and fetched again when needed.
+///
 /// Threading: a value type with one owner; time is not involved.
 public struct StreamBlockCache: Sendable {
     /// The file's size in bytes.
@@ -24,6 +40,8 @@ public struct StreamBlockCache: Sendable {
     public let maxOutstanding: Int
     /// Blocks asked for ahead of the block where the last read ended.
     public let aheadBlocks: Int
+    /// Blocks the disk tier holds at most (0: memory only).
+    public let diskCapacity: Int
 
     private var cached: [Int: Entry] = [:]
     private var useCounter = 0
@@ -34,21 +52,50 @@ public struct StreamBlockCache: Sendable {
     /// Where the last read ended (nil before any).
     public private(set) var lastReadEnd: Int?
 
+    /// Blocks on disk, by block.
+    private var onDisk: [Int: DiskEntry] = [:]
+    /// Slots once used whose block was forgotten. With the used ones they are `0 ..< onDisk.count
+    /// + freeSlots.count`, so a new slot, when none is free, is `onDisk.count`.
+    private var freeSlots: [Int] = []
+    /// Writes the owner has not taken yet, in the order they must happen.
+    private var diskWrites: [DiskWrite] = []
+
     private struct Entry: Sendable {
         var bytes: [UInt8]
         var lastUse: Int
     }
 
+    private struct DiskEntry: Sendable {
+        var slot: Int
+        var lastUse: Int
+    }
+
+    /// A block for the owner to write to the disk tier's file: `bytes` at `slot * blockBytes`.
+    public struct DiskWrite: Sendable, Equatable {
+        public let block: Int
+        public let slot: Int
+        public let bytes: [UInt8]
+
+        public init(block: Int, slot: Int, bytes: [UInt8]) {
+            self.block = block
+            self.slot = slot
+            self.bytes = bytes
+        }
+    }
+
     /// - cacheBytes: the cache's bound (at least one block is always kept).
     /// - aheadBlocks: nil for half the cache (never more than the cache holds beside one block).
+    /// - diskBlocks: the disk tier's slots; 0 keeps memory only.
     public init(
-        size: Int, blockBytes: Int = StreamFrame.maxReadBytes, cacheBytes: Int, maxOutstanding: Int = 8, aheadBlocks: Int? = nil
+        size: Int, blockBytes: Int = StreamFrame.maxReadBytes, cacheBytes: Int, maxOutstanding: Int = 8, aheadBlocks: Int? = nil,
+        diskBlocks: Int = 0
     ) {
         self.size = max(0, size)
         self.blockBytes = max(1, blockBytes)
         capacity = max(1, cacheBytes / self.blockBytes)
         self.maxOutstanding = max(1, maxOutstanding)
         self.aheadBlocks = min(capacity - 1, max(0, aheadBlocks ?? max(1, capacity / 2)))
+        diskCapacity = max(0, diskBlocks)
     }
 
     // MARK: Block math
@@ -91,16 +138,90 @@ public struct StreamBlockCache: Sendable {
     /// Blocks held in the cache.
     public var cachedBlocks: Int { cached.count }
 
-    /// Cached bytes after where the last read ended, without a gap.
+    /// Bytes after where the last read ended, without a gap, in memory or on disk.
     public var bufferedAhead: Int {
         guard let end = lastReadEnd, end < size else { return 0 }
         var total = 0
         var block = block(containing: end)
-        while block < blockCount, cached[block] != nil {
+        while block < blockCount, cached[block] != nil || onDisk[block] != nil {
             total += range(ofBlock: block).upperBound - max(end, range(ofBlock: block).lowerBound)
             block += 1
         }
         return total
+    }
+
+    // MARK: The disk tier
+
+    /// The slot holding `block` on disk (without marking it used); nil when not on disk.
+    public func diskSlot(ofBlock block: Int) -> Int? { onDisk[block]?.slot }
+
+    /// Blocks on disk (some may also be in memory).
+    public var diskCachedBlocks: Int { onDisk.count }
+
+    /// Bytes on disk (some may also be in memory).
+    public var diskCachedBytes: Int { onDisk.keys.reduce(0) { $0 + range(ofBlock: $1).count } }
+
+    /// The writes queued since the last call, in order; the owner does them before anything else
+    /// (see the owner's rule above).
+    public mutating func takeDiskWrites() -> [DiskWrite] {
+        defer { diskWrites = [] }
+        return diskWrites
+    }
+
+    /// The owner read `block` from its slot: it is cached again (memory may let another block go
+    /// to disk: drain the writes) and keeps its slot. Ignored when `block` is not on disk or
+    /// already in memory.
+    public mutating func loadedFromDisk(block: Int, bytes: [UInt8]) {
+        guard onDisk[block] != nil, cached[block] == nil else { return }
+        wanted.removeAll { $0 == block }
+        useCounter += 1
+        // Used now: its slot is not the one the eviction below may take.
+        onDisk[block]?.lastUse = useCounter
+        insert(block, bytes, sparing: readAheadWindow ?? 0..<0)
+    }
+
+    /// The owner could not write `write`: its block is forgotten on disk (unless it has moved to
+    /// another slot since) and the slot is free.
+    public mutating func diskWriteFailed(_ write: DiskWrite) {
+        guard onDisk[write.block]?.slot == write.slot else { return }
+        forgetOnDisk(write.block)
+    }
+
+    /// The owner could not read `block` from its slot: it is forgotten on disk, so a reader's
+    /// `want` asks the sharer for it.
+    public mutating func diskReadFailed(block: Int) {
+        forgetOnDisk(block)
+    }
+
+    private mutating func forgetOnDisk(_ block: Int) {
+        guard let entry = onDisk.removeValue(forKey: block) else { return }
+        freeSlots.append(entry.slot)
+    }
+
+    /// Keeps `block`, last used at `lastUse`, on disk: in a free slot, else in the slot of a
+    /// block also in memory (its copy is spare), else of the least recently used block there,
+    /// which is forgotten (unless `block` is older still: then `block` is not kept). Already
+    /// there: only marked used.
+    private mutating func keepOnDisk(_ block: Int, _ bytes: [UInt8], lastUse: Int) {
+        guard diskCapacity > 0 else { return }
+        if let entry = onDisk[block] {
+            onDisk[block]?.lastUse = max(entry.lastUse, lastUse)
+            return
+        }
+        let slot: Int
+        if onDisk.count < diskCapacity {
+            slot = freeSlots.popLast() ?? onDisk.count
+        } else {
+            let victim = onDisk.min { one, other in
+                let (oneSpare, otherSpare) = (cached[one.key] != nil, cached[other.key] != nil)
+                return oneSpare != otherSpare ? oneSpare : one.value.lastUse < other.value.lastUse
+            }
+            guard let victim, cached[victim.key] != nil || victim.value.lastUse < lastUse else { return }
+            onDisk[victim.key] = nil
+            slot = victim.value.slot
+        }
+        onDisk[block] = DiskEntry(slot: slot, lastUse: lastUse)
+        diskWrites.append(DiskWrite(block: block, slot: slot, bytes: bytes))
     }
 
     // MARK: Reads and requests
@@ -110,9 +231,10 @@ public struct StreamBlockCache: Sendable {
         lastReadEnd = min(size, max(0, offset) + max(0, length))
     }
 
-    /// A reader waits for `block` (not cached): it is asked for before any read-ahead, once.
+    /// A reader waits for `block` (neither cached nor on disk): it is asked for before any
+    /// read-ahead, once.
     public mutating func want(_ block: Int) {
-        guard block >= 0, block < blockCount, cached[block] == nil, !wanted.contains(block) else { return }
+        guard block >= 0, block < blockCount, cached[block] == nil, onDisk[block] == nil, !wanted.contains(block) else { return }
         wanted.append(block)
     }
 
@@ -125,11 +247,16 @@ public struct StreamBlockCache: Sendable {
     /// Whether a reader waits for a block, or a request is on the connection.
     public var hasWork: Bool { !wanted.isEmpty || !outstanding.isEmpty }
 
-    /// Whether read-ahead would ask for a block now (one in its window is neither cached nor
-    /// asked for).
+    /// Whether read-ahead would ask for a block now (one in its window is neither cached, on
+    /// disk, nor asked for).
     public var wantsReadAhead: Bool {
         guard let window = readAheadWindow else { return false }
-        return window.contains { cached[$0] == nil && !outstanding.contains($0) }
+        return window.contains(where: isMissing)
+    }
+
+    /// Neither cached, on disk, nor asked for.
+    private func isMissing(_ block: Int) -> Bool {
+        cached[block] == nil && onDisk[block] == nil && !outstanding.contains(block)
     }
 
     /// Blocks readers wait for (asked for or not), oldest first.
@@ -145,9 +272,10 @@ public struct StreamBlockCache: Sendable {
         }
         // A seek's block first: no read-ahead while a reader's block waits to be asked for.
         guard let window = readAheadWindow else { return requests }
-        // Read-ahead only while what it would keep fits: the window's cached and asked-for blocks.
+        // Read-ahead only while what it would keep in memory fits: the window's cached and
+        // asked-for blocks (its blocks on disk are not asked for, and come into memory as read).
         var held = window.filter { cached[$0] != nil || outstanding.contains($0) }.count
-        for block in window where cached[block] == nil && !outstanding.contains(block) {
+        for block in window where isMissing(block) {
             guard outstanding.count < maxOutstanding, held < capacity else { break }
             outstanding.append(block)
             requests.append(block)
@@ -157,7 +285,8 @@ public struct StreamBlockCache: Sendable {
     }
 
     /// `block`'s bytes arrived (they must be its whole range). Returns whether it was asked for;
-    /// it is cached when wanted or in the read-ahead window, else only into free room.
+    /// it is cached when wanted or in the read-ahead window, else only into free room (else on
+    /// disk). Drain the disk writes after it.
     @discardableResult
     public mutating func arrived(block: Int, bytes: [UInt8]) -> Bool {
         guard let index = outstanding.firstIndex(of: block) else { return false }
@@ -165,14 +294,26 @@ public struct StreamBlockCache: Sendable {
         let waited = wanted.contains(block)
         wanted.removeAll { $0 == block }
         let window = readAheadWindow ?? 0..<0
-        // A block the reader will want next is kept; one from a position left behind only into free room.
-        guard waited || window.contains(block) || cached.count < capacity else { return true }
-        while cached.count >= capacity, let victim = evictionCandidate(sparing: window) {
-            cached[victim] = nil
+        // A block the reader will want next is kept; one from a position left behind only into
+        // free room, or on disk: it came over the network already, and a seek back may want it.
+        guard waited || window.contains(block) || cached.count < capacity else {
+            useCounter += 1
+            keepOnDisk(block, bytes, lastUse: useCounter)
+            return true
+        }
+        insert(block, bytes, sparing: window)
+        return true
+    }
+
+    /// Caches `block`, letting the least recently used go (to disk) while memory is full.
+    private mutating func insert(_ block: Int, _ bytes: [UInt8], sparing window: Range<Int>) {
+        while cached.count >= capacity, let victim = evictionCandidate(sparing: window),
+            let entry = cached.removeValue(forKey: victim)
+        {
+            keepOnDisk(victim, entry.bytes, lastUse: entry.lastUse)
         }
         useCounter += 1
         cached[block] = Entry(bytes: bytes, lastUse: useCounter)
-        return true
     }
 
     /// The sharer refused `block`: it is no longer outstanding (a later read asks again).

@@ -15,13 +15,18 @@ public struct StreamReceiverStats: Sendable, Equatable {
     /// The last thing that went wrong (a dropped link, a refusal, a read that timed out); nil
     /// again once bytes flow.
     public var lastError: CowatchError?
+    /// File bytes kept in the disk tier (0 without one).
+    public var diskCachedBytes: Int
 
-    public init(receivedBytes: Int, bytesPerSecond: Double, bufferedAhead: Int, connected: Bool, lastError: CowatchError?) {
+    public init(
+        receivedBytes: Int, bytesPerSecond: Double, bufferedAhead: Int, connected: Bool, lastError: CowatchError?, diskCachedBytes: Int = 0
+    ) {
         self.receivedBytes = receivedBytes
         self.bytesPerSecond = bytesPerSecond
         self.bufferedAhead = bufferedAhead
         self.connected = connected
         self.lastError = lastError
+        self.diskCachedBytes = diskCachedBytes
     }
 }
 
@@ -31,7 +36,10 @@ public struct StreamReceiverStats: Sendable, Equatable {
 ///
 /// The file is read in blocks (`StreamFrame.maxReadBytes`) kept in a cache bounded by
 /// `cacheBytes`, with read-ahead after each read and a reader's block asked for before any
-/// read-ahead (`StreamBlockCache`); readers of the same block share one request. The connection
+/// read-ahead (`StreamBlockCache`); readers of the same block share one request. With a `disk`
+/// tier, blocks memory lets go are kept in an unlinked file (`StreamDiskFile`) so a seek back to
+/// them is served without the sharer; when the file cannot be made the receiver keeps memory
+/// only, and a block whose write or read fails is fetched again. The connection
 /// opens on the first read and stays, pinging every `Timing.pingInterval` s while idle so the
 /// watchdogs of both ends and the relay's idle timeout see life. A dropped link is opened again
 /// after 0.5, 1, 2, 4 s, and what readers waited for is asked again; after 5 failures in a row
@@ -44,6 +52,21 @@ public struct StreamReceiverStats: Sendable, Equatable {
 /// server's error line with its code, `io-error` (the link failed 5 times, or `close()`),
 /// `tls-failed`, `certificate-mismatch`, `protocol-violation`.
 public actor StreamReceiver {
+    /// A disk tier for the block cache.
+    public struct DiskCache: Sendable {
+        /// Where the tier's file is made (the state directory). It is unlinked at once: nothing
+        /// is left there, even after a crash.
+        public var directory: String
+        /// The tier's cap in bytes; less than a block keeps memory only. Capped further at half
+        /// of what the file system has free when the receiver is made.
+        public var bytes: Int
+
+        public init(directory: String, bytes: Int) {
+            self.directory = directory
+            self.bytes = bytes
+        }
+    }
+
     /// Waits and retries; shorter ones in tests.
     struct Timing: Sendable {
         var readDeadline = 30.0
@@ -59,6 +82,8 @@ public actor StreamReceiver {
     private let logger: Logger
     private let timing: Timing
     private var blocks: StreamBlockCache
+    /// The disk tier's file; nil for memory only, and after `close()`.
+    private var disk: StreamDiskFile?
 
     private struct Waiter {
         var id: Int
@@ -88,23 +113,49 @@ public actor StreamReceiver {
     private var linkedSince: Double?
     private var lastError: CowatchError?
 
-    public init(endpoint: TransferClient.Endpoint, offer: SharedMedia, cacheBytes: Int = 64 << 20, logger: Logger) {
-        self.init(endpoint: endpoint, offer: offer, cacheBytes: cacheBytes, timing: Timing(), logger: logger)
+    /// - cacheBytes: the memory cache's bound.
+    /// - disk: a disk tier beside it; nil keeps memory only.
+    public init(
+        endpoint: TransferClient.Endpoint, offer: SharedMedia, cacheBytes: Int = 64 << 20, disk: DiskCache? = nil, logger: Logger
+    ) {
+        self.init(endpoint: endpoint, offer: offer, cacheBytes: cacheBytes, disk: disk, timing: Timing(), logger: logger)
     }
 
     init(
-        endpoint: TransferClient.Endpoint, offer: SharedMedia, cacheBytes: Int, blockBytes: Int = StreamFrame.maxReadBytes,
-        timing: Timing, logger: Logger
+        endpoint: TransferClient.Endpoint, offer: SharedMedia, cacheBytes: Int, disk: DiskCache? = nil,
+        blockBytes: Int = StreamFrame.maxReadBytes, timing: Timing, logger: Logger
     ) {
         self.endpoint = endpoint
         self.offer = offer
         self.timing = timing
         size = offer.file.size
-        blocks = StreamBlockCache(size: offer.file.size, blockBytes: blockBytes, cacheBytes: cacheBytes)
         var logger = logger
         logger[metadataKey: "cowatch.stream.from"] = "\(offer.by)"
         logger[metadataKey: "cowatch.stream.file"] = "\(offer.file.name)"
         self.logger = logger
+        let file = Self.diskFile(disk, blockBytes: blockBytes, logger: logger)
+        self.disk = file
+        blocks = StreamBlockCache(size: offer.file.size, blockBytes: blockBytes, cacheBytes: cacheBytes, diskBlocks: file?.slots ?? 0)
+    }
+
+    /// The disk tier's file, or nil (memory only) when none was asked for or it cannot be made.
+    private static func diskFile(_ disk: DiskCache?, blockBytes: Int, logger: Logger) -> StreamDiskFile? {
+        guard let disk, disk.bytes >= blockBytes else { return nil }
+        do {
+            let file = try StreamDiskFile(directory: disk.directory, blockBytes: blockBytes, maxBytes: disk.bytes)
+            logger.debug(
+                "stream disk cache",
+                metadata: [
+                    "cowatch.stream.disk.directory": "\(disk.directory)", "cowatch.stream.disk.bytes": "\(file.slots * blockBytes)",
+                    "cowatch.stream.disk.asked": "\(disk.bytes)",
+                ])
+            return file
+        } catch {
+            logger.notice(
+                "no stream disk cache; memory only",
+                metadata: ["cowatch.stream.disk.directory": "\(disk.directory)", "cowatch.stream.error": "\(error)"])
+            return nil
+        }
     }
 
     // MARK: Reading
@@ -129,10 +180,10 @@ public actor StreamReceiver {
         return result
     }
 
-    /// `block`'s bytes, from the cache or the sharer.
+    /// `block`'s bytes, from memory, the disk or the sharer.
     private func bytes(ofBlock block: Int) async throws(CowatchError) -> [UInt8] {
         guard !closed else { throw Self.closedError }
-        if let bytes = blocks.bytes(ofBlock: block) {
+        if let bytes = blocks.bytes(ofBlock: block) ?? bytesFromDisk(block) {
             if blocks.wantsReadAhead { startLinkIfNeeded() }
             pump()
             return bytes
@@ -162,6 +213,39 @@ public actor StreamReceiver {
         }
         if case .failure = result, waiters[block] == nil { blocks.unwant(block) }
         return try result.get()
+    }
+
+    /// `block`'s bytes from the disk tier, cached again; nil when it is not there or the read
+    /// failed (then it is forgotten there, and fetched from the sharer).
+    private func bytesFromDisk(_ block: Int) -> [UInt8]? {
+        guard let disk, let slot = blocks.diskSlot(ofBlock: block) else { return nil }
+        do {
+            let bytes = try disk.read(slot: slot, count: blocks.range(ofBlock: block).count)
+            blocks.loadedFromDisk(block: block, bytes: bytes)
+            writeToDisk()
+            return bytes
+        } catch {
+            blocks.diskReadFailed(block: block)
+            logger.debug("stream disk read failed", metadata: ["cowatch.stream.block": "\(block)", "cowatch.stream.error": "\(error)"])
+            return nil
+        }
+    }
+
+    /// Writes what the cache moved to disk, right after the call that moved it (its rule: a
+    /// slot may be reused by the next call). Synchronously, inside the actor: a block is 1 MiB
+    /// into the page cache, well under a millisecond, and at most one or two per block received
+    /// or loaded; a thread of its own would cost more than it saves.
+    private func writeToDisk() {
+        for write in blocks.takeDiskWrites() {
+            do {
+                guard let disk else { throw Self.closedError }
+                try disk.write(write.bytes, slot: write.slot)
+            } catch {
+                blocks.diskWriteFailed(write)
+                logger.debug(
+                    "stream disk write failed", metadata: ["cowatch.stream.block": "\(write.block)", "cowatch.stream.error": "\(error)"])
+            }
+        }
     }
 
     private func expire(_ id: Int, block: Int) {
@@ -221,13 +305,17 @@ public actor StreamReceiver {
         let span = min(5, max(1, now - (linkedSince ?? now)))
         return StreamReceiverStats(
             receivedBytes: receivedBytes, bytesPerSecond: Double(samples.reduce(0) { $0 + $1.bytes }) / span,
-            bufferedAhead: blocks.bufferedAhead, connected: outbox != nil, lastError: lastError)
+            bufferedAhead: blocks.bufferedAhead, connected: outbox != nil, lastError: lastError,
+            diskCachedBytes: disk == nil ? 0 : blocks.diskCachedBytes)
     }
 
-    /// Ends the connection and fails the waiting reads (`io-error`); later reads fail too.
+    /// Ends the connection, fails the waiting reads (`io-error`), and closes the disk tier's file
+    /// (its space goes back); later reads fail too.
     public func close() async {
         guard !closed else { return }
         closed = true
+        disk?.close()
+        disk = nil
         generation += 1
         outbox?.finish()
         outbox = nil
@@ -358,6 +446,7 @@ public actor StreamReceiver {
             receivedBytes += bytes.count
             samples.append((now, bytes.count))
             if samples.count > 512 { samples.removeFirst(samples.count - 512) }
+            writeToDisk()
             lastError = nil
             logger.trace("stream block", metadata: ["cowatch.stream.block": "\(block)"])
             finishBlock(block, with: .success(bytes))

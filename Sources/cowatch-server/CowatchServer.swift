@@ -98,6 +98,10 @@ struct CowatchServer: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Participants in one room (default 64).", valueName: "N"))
     var maxParticipants: Int?
 
+    @Option(help: ArgumentHelp(
+        "Participants of one room from one address, an IPv6 /64 counting as one address (default 16).", valueName: "N"))
+    var maxMembersPerAddress: Int?
+
     @Option(help: ArgumentHelp("Seconds a new connection has to finish its handshake (default 5).", valueName: "SECONDS"))
     var helloTimeout: Double?
 
@@ -193,6 +197,7 @@ struct CowatchServer: AsyncParsableCommand {
             ("--max-rooms", maxRooms, { (c: inout RoomSequencer.Configuration, v: Int) in c.maxRooms = v }),
             ("--max-rooms-per-address", maxRoomsPerAddress, { (c: inout RoomSequencer.Configuration, v: Int) in c.admission.maxRoomsPerAddress = v }),
             ("--max-participants", maxParticipants, { (c: inout RoomSequencer.Configuration, v: Int) in c.maxParticipantsPerRoom = v }),
+            ("--max-members-per-address", maxMembersPerAddress, { (c: inout RoomSequencer.Configuration, v: Int) in c.maxMembersPerAddress = v }),
         ] {
             guard let value else { continue }
             guard (1...1_000_000).contains(value) else { fail("\(flag) must be between 1 and 1000000", code: 2) }

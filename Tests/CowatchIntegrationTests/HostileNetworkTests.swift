@@ -90,6 +90,22 @@ struct HostileNetworkTests {
         _ = try await Self.join(friend, name: "alice")
     }
 
+    @Test("silent participants from three addresses cannot fill a room (issue 22, item 4)")
+    func silentFillFromFewAddresses() async throws {
+        let server = try await ServerProcess.start(extraArguments: ["--no-tls"])
+        var joined: [RawRoomClient] = []
+        // 66 tries from three addresses, each within the 32 connections an address may hold: a
+        // room of 64 would be full without a cap on one address's places in it.
+        for index in 0..<66 {
+            let client = try RawRoomClient(port: server.port, source: "127.0.0.\(21 + index % 3)")
+            if (try? await Self.join(client, name: "ghost\(index)")) != nil { joined.append(client) }
+        }
+        #expect(joined.count == 48, "16 places an address")
+        let friend = try RawRoomClient(port: server.port)
+        _ = try await Self.join(friend, name: "alice")
+        #expect(await Self.alive(friend))
+    }
+
     @Test("a flooder is dropped before its flood reaches anyone, and cannot come straight back")
     func flood() async throws {
         let server = try await ServerProcess.start(extraArguments: ["--no-tls"])

@@ -138,6 +138,16 @@ public struct RoomPlayback: Sendable {
     public var memberIDs: [MemberID] { order }
 
     public func member(named name: String) -> MemberID? { order.first { members[$0]?.name == name } }
+    /// Members who joined from `address` (its budget key, `AddressIdentity`).
+    public func memberCount(from address: String) -> Int { members.values.filter { $0.stallKey == address }.count }
+    /// The member heard from longest ago, when that is more than `seconds` before `now`.
+    public func longestSilent(longerThan seconds: Double, now: Double) -> MemberID? {
+        order.filter { (members[$0].map { now - $0.heardAt } ?? 0) > seconds }.min { members[$0]!.heardAt < members[$1]!.heardAt }
+    }
+    /// Seconds since the member heard from most recently said anything (infinity in an empty room).
+    public func shortestSilence(now: Double) -> Double {
+        members.values.map { now - $0.heardAt }.min() ?? .infinity
+    }
     public func name(of id: MemberID) -> String? { members[id]?.name }
     public func role(of id: MemberID) -> Role? { members[id]?.role }
     /// True when someone here now joined before `id` (a newcomer to their evening).

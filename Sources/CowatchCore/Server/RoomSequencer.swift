@@ -18,6 +18,14 @@ public struct RoomSequencer: Sendable {
         /// Rooms at once, and participants in one room. Defaults 1000 and 64.
         public var maxRooms = 1000
         public var maxParticipantsPerRoom = 64
+        /// Members of one room from one address (`AddressIdentity`: an IPv6 /64 counts as one): a
+        /// household behind one NAT fits, a few addresses cannot fill a room. Default 16.
+        public var maxMembersPerAddress = 16
+        /// Seconds a member may say nothing (daemons report every second) before a newcomer to a
+        /// full room takes its place, and a room whose members all said nothing that long gives
+        /// way to a new room on a full server (its record stays: its people can come back).
+        /// Default 15 s.
+        public var silentEviction: Double = 15
         /// Seconds an ended room is remembered, so a participant reconnecting into it hears it
         /// ended instead of bringing it back. Default 30 s.
         public var endedRoomMemory: Double = 30
@@ -327,10 +335,31 @@ public struct RoomSequencer: Sendable {
     /// A new connection from `address`; it may be refused at once (caps, a cool-down).
     @discardableResult
     public mutating func connected(_ id: ConnectionID, address: String = "local", now: Double) -> [Output] {
-        if let refusal = admission.connected(id, address: address, now: now) {
+        // Budgets count what an identity costs to make: an IPv6 /64 is one address.
+        if let refusal = admission.connected(id, address: AddressIdentity.key(of: address), now: now) {
             return [.send(id, .error(code: refusal.code.rawValue, message: refusal.message)), .close(id)]
         }
         return []
+    }
+
+    /// Closes the connections of `members`, who said nothing for `silentEviction` seconds and
+    /// whose places are wanted, telling each why.
+    private mutating func evict(_ members: [ConnectionID], now: Double) -> [Output] {
+        var outputs: [Output] = []
+        for member in members {
+            let why = "nothing heard from you for over \(Int(configuration.silentEviction)) s: your place went to someone else"
+            outputs += [.send(member, .error(code: CowatchError.Code.timeout.rawValue, message: why))]
+            outputs += disconnected(member, now: now) + [.close(member)]
+        }
+        return outputs
+    }
+
+    /// A room every member of which has said nothing for `silentEviction` seconds, the longest
+    /// silent first; nil when none.
+    private func silentRoom(now: Double) -> String? {
+        rooms.map { ($0.key, $0.value.playback.shortestSilence(now: now)) }
+            .filter { $0.1 > configuration.silentEviction && $0.1.isFinite }
+            .max { $0.1 < $1.1 }?.0
     }
 
     public mutating func disconnected(_ id: ConnectionID, now: Double) -> [Output] {
@@ -581,19 +610,34 @@ public struct RoomSequencer: Sendable {
             if reservedHost == false {
                 return refuse(id, CowatchError(.serverBusy, "room \(hello.room) opens when its host is in; try again in a moment"), now: now)
             }
-            guard rooms.count < configuration.maxRooms else {
-                return refuse(id, CowatchError(.roomFull, "the server has no room for another room"), now: now)
-            }
             let created = rooms.values.filter { $0.creatorAddress == address }.count
             let remembered = records.values.filter { $0.creatorAddress == address }.count
             guard created < configuration.admission.maxRoomsPerAddress, !createsRecord || remembered < configuration.maxRecordsPerAddress else {
                 return refuse(id, CowatchError(.serverBusy, "too many rooms from \(address)"), now: now)
             }
+            if rooms.count >= configuration.maxRooms {
+                // Rooms whose members all went silent give way (squatters' sockets that say nothing).
+                guard let silent = silentRoom(now: now) else {
+                    return refuse(id, CowatchError(.roomFull, "the server has no room for another room"), now: now)
+                }
+                outputs += evict(rooms[silent]?.playback.memberIDs ?? [], now: now)
+            }
             if createsRecord, records.count >= configuration.maxRecords, !forgetOldestDormantRecord() {
                 return refuse(id, CowatchError(.roomFull, "the server remembers too many rooms"), now: now)
             }
-        } else if rooms[hello.room]!.playback.memberIDs.count >= configuration.maxParticipantsPerRoom {
-            return refuse(id, CowatchError(.roomFull, "room \(hello.room) is full"), now: now)
+        } else {
+            let playback = rooms[hello.room]!.playback
+            guard playback.memberCount(from: address) < configuration.maxMembersPerAddress else {
+                return refuse(id, CowatchError(
+                    .roomFull, "room \(hello.room) already holds \(configuration.maxMembersPerAddress) members from your address"), now: now)
+            }
+            if playback.memberIDs.count >= configuration.maxParticipantsPerRoom {
+                // A member that says nothing (a dead link, or a squatter's socket) makes room.
+                guard let silent = playback.longestSilent(longerThan: configuration.silentEviction, now: now) else {
+                    return refuse(id, CowatchError(.roomFull, "room \(hello.room) is full"), now: now)
+                }
+                outputs += evict([silent], now: now)
+            }
         }
 
         // The same token on every reconnect: roles are bound to it.

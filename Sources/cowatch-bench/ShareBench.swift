@@ -17,19 +17,79 @@ import Foundation
 /// - skew p99 of every receiver against the own-copy viewer once playing (audio-pts, through
 ///   each player's own mpv IPC socket), beside own copy vs the sharer as the baseline;
 /// - RSS growth of a receiver's daemon and of the server.
+///
+/// With `--link-rate`, one more room a rate: the sharer and the own-copy viewer on unimpaired
+/// links, one receiver whose link to the server is capped both ways at that rate (an
+/// `ImpairedLink` paces each connection on its own, so the stream gets the whole cap). The
+/// own-copy viewer sends `play` from 0 as soon as the receiver has the film open; then, sampled
+/// about every 50 ms until the own copy is 1 s from the film's end (at most 90 s after `play`):
+/// - receiver playing: from `play` until the receiver is first seen playing;
+/// - stalled: the receiver's picture stands while the group's goes on: mpv `paused-for-cache`
+///   (or its room status `stall` buffering), an mpv seek not landed (the catch-up seeks its
+///   daemon orders are no stall to the room), no audio clock, or paused while the own copy
+///   plays. Stalls are counted, and their time summed, in the first 30 s after `play`, from
+///   when the receiver first plays;
+/// - smooth: a stretch of at least 10 s of film (the receiver's audio-pts advancing 10 s) in
+///   which no sample saw it stalled, paused, with a room `stall`, or more than 50 ms from the own
+///   copy. "First 10 s smooth": from `play` to the start of the first such stretch; "smooth to
+///   the end": to the start of the stretch that lasts to the end of sampling; "never" if none;
+/// - arriving: what its stream received in the first 30 s after `play` (`get_shares`), a second.
 struct ShareBench: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "share",
         abstract: "A film streamed to members who lack it: time to first frame, fill rate to 1, 4, 9 receivers, seek to playing, skew against an own copy, RSS.")
 
-    @Option(help: "Receivers per room, comma-separated.") var receivers = "1,4,9"
+    @Option(help: "Receivers per room, comma-separated (empty: none of these rows).") var receivers = "1,4,9"
     @Option(help: "cowatchd --share-rate for the sharer (e.g. 3M or 3M,1M; default: unlimited).") var shareRate: String?
     @Option(help: "Seconds of skew sampling per room.") var duration = 5.0
+    @Option(
+        help: ArgumentHelp(
+            "A row with one receiver whose link is capped at this many bits a second (e.g. 20M); repeatable or comma-separated.",
+            discussion: "k, M and G are powers of 1000, as link rates are quoted."))
+    var linkRate: [String] = []
+
+    /// The `--link-rate` values, bits a second.
+    private var linkRates: [Double] {
+        get throws {
+            try linkRate.flatMap { $0.split(separator: ",") }.map { text in
+                let scales: [Character: Double] = ["k": 1e3, "K": 1e3, "M": 1e6, "G": 1e9]
+                var number = Substring(text.trimmingCharacters(in: .whitespaces))
+                var scale = 1.0
+                if let last = number.last, let unit = scales[last] {
+                    scale = unit
+                    number = number.dropLast()
+                }
+                guard let value = Double(number), value.isFinite, value > 0 else {
+                    throw ValidationError("--link-rate takes bits a second such as 20M, not \(text)")
+                }
+                return value * scale
+            }
+        }
+    }
+
+    func validate() throws {
+        _ = try linkRates
+    }
 
     func run() throws {
         let film = try TestMedia.streamFilm()
         let size = Double((try? FileManager.default.attributesOfItem(atPath: film)[.size] as? Int) ?? 0)
-        let counts = receivers.split(separator: ",").compactMap { Int($0) }.filter { $0 > 0 }
+        let counts = receivers.split(separator: ",").compactMap { Int($0.trimmingCharacters(in: .whitespaces)) }.filter { $0 > 0 }
+        if !counts.isEmpty { try receiverRows(film: film, counts: counts) }
+        let rates = try linkRates
+        if !rates.isEmpty {
+            var rows = [
+                "| link, each way | first frame | play → receiver playing | play → first 10 s smooth | play → smooth to the end | stalls in the first 30 s (time stalled) | arriving, mean over the first 30 s |",
+                "|---|---|---|---|---|---|---|",
+            ]
+            for rate in rates { rows.append(try linkRow(film: film, bitsPerSecond: rate)) }
+            print(rows.joined(separator: "\n"))
+        }
+        print("film: \(format3(size / 1_048_576)) MiB at \(format3(size * 8 / 80 / 1_000_000)) Mbit/s; share rate \(shareRate ?? "unlimited"); \(ProcessInfo.processInfo.activeProcessorCount) cores, loopback, TLS")
+    }
+
+    /// One room a receiver count: the first table.
+    private func receiverRows(film: String, counts: [Int]) throws {
         var rows = [
             "| receivers | first frame p50 / max | fill, sharer's upload | seek → playing, own copy / slowest receiver | skew p99 own vs sharer | skew p99 receivers vs own copy | receiver RSS growth (max) | server RSS growth |",
             "|---|---|---|---|---|---|---|---|",
@@ -58,7 +118,7 @@ struct ShareBench: ParsableCommand {
             }
             let receiverBefore = (0..<count).map { ProcessMemory.resident(pid: room.daemons[2 + $0].pid) ?? 0 }
             // Paused: every receiver fills its caches; the sharer's upload is what they got.
-            let filled = try waitForFill(room.clients[2...].map { $0 }, bytes: 64 << 20, timeout: 120)
+            let filled = try waitForFill(room.clients[2...].map { $0 }, bytes: 64 << 20, timeout: fillTimeout(receivers: count))
             let fill = filled.bytes / max(0.001, filled.at - fillStart)
 
             try room.clients[0].request(.play)
@@ -99,7 +159,101 @@ struct ShareBench: ParsableCommand {
             rows.append("| " + cells.joined(separator: " | ") + " |")
         }
         print(rows.joined(separator: "\n"))
-        print("film: \(format3(size / 1_048_576)) MiB at \(format3(size * 8 / 80 / 1_000_000)) Mbit/s; share rate \(shareRate ?? "unlimited"); \(ProcessInfo.processInfo.activeProcessorCount) cores, loopback, TLS")
+    }
+
+    /// Seconds the receivers may take to fill 64 MiB each: 120, or more when `--share-rate`
+    /// caps the sharer (3M for 9 receivers is over three minutes).
+    private func fillTimeout(receivers: Int) -> Double {
+        guard let shareRate else { return 120 }
+        let parts = shareRate.split(separator: ",").map { Double(RoomJournal.parseSize(String($0)) ?? 0) }
+        // 0 is unlimited, as cowatchd reads it.
+        let total = parts.first.flatMap { $0 > 0 ? $0 / Double(receivers) : nil } ?? .infinity
+        let each = parts.dropFirst().first.flatMap { $0 > 0 ? $0 : nil } ?? .infinity
+        let perReceiver = min(total, each)
+        return perReceiver.isFinite ? max(120, 2 * Double(64 << 20) / perReceiver + 30) : 120
+    }
+
+    /// One room with one receiver behind a link capped at `bitsPerSecond` both ways: its table row.
+    private func linkRow(film: String, bitsPerSecond: Double) throws -> String {
+        let mbits = format3(bitsPerSecond / 1_000_000)
+        log("one receiver on a \(mbits) Mbit/s link")
+        let free = LinkImpairment()
+        let capped = LinkImpairment(bytesPerSecond: bitsPerSecond / 8)
+        // Daemon i gets links[i % 3]: the sharer and the own copy free, the receiver capped.
+        let room = try BenchRoom(
+            media: film, room: "link\(Int(bitsPerSecond))", venue: .server(), links: [(free, free), (free, free), (capped, capped)],
+            listeners: false, probes: true)
+        defer { room.stop() }
+        try room.add("viewer0", arguments: ["--share"] + (shareRate.map { ["--share-rate", $0] } ?? []), waitJoined: true)
+        try room.add("viewer1", waitJoined: true)
+        try waitForOffer(room.clients[1])
+        let start = monotonicNow()
+        try room.add("receiver0", media: "", waitJoined: false)
+        try room.waitForParticipants(3, timeout: 60)
+        let firstFrame = try waitForStream(room.clients[2], timeout: 60) - start
+
+        let receiver = room.clients[2]
+        func received() -> Int { (try? SharesReply(json: receiver.request(.getShares)))?.receiving?.received ?? 0 }
+        let receivedAtPlay = received()
+        try room.clients[1].request(.play)
+        let playAt = monotonicNow()
+        let window = 30.0, bound = 90.0, smoothSpan = 10.0, skewBound = 0.05
+        var playing: Double?
+        var stalls = 0
+        var stalled = 0.0
+        var stuck = false
+        var lastSample = playAt
+        var receivedInWindow: Int?
+        var stretch: (at: Double, from: Double)?
+        var firstSmooth: Double?
+        var lastPosition = 0.0
+        // Own copy first: the receiver's audio-pts is carried to the own copy's instant.
+        let pair = SkewSampler(clients: [room.probes[1], room.probes[2]])
+        while true {
+            let now = monotonicNow()
+            let t = now - playAt
+            if t >= window, receivedInWindow == nil { receivedInWindow = received() - receivedAtPlay }
+            let own = try? PlayerStatus(json: room.clients[1].request(.getStatus))
+            // The last second is left out: a player at its end has no audio clock to read.
+            if t >= bound || own?.eof == true || (own?.position ?? 0) >= (own?.duration ?? .infinity) - 1 { break }
+            let status = try? PlayerStatus(json: receiver.request(.getStatus))
+            let cacheWait = try? room.probes[2].request(.getProperty("paused-for-cache"), timeout: 2).boolValue
+            let seeking = try? room.probes[2].request(.getProperty("seeking"), timeout: 2).boolValue
+            let round = pair.round(rate: 1)
+            let paused = status?.paused != false
+            // A stall is the receiver's picture standing while the group's goes on: mpv waiting
+            // for its cache, or (the daemon reports neither as a stall) a catch-up seek that
+            // has not landed, or held paused while the own copy plays.
+            let nowStuck =
+                cacheWait == true || status?.room?.stall == "buffering" || seeking == true || round == nil
+                || (paused && own?.paused == false)
+            if playing == nil, !nowStuck, !paused { playing = t }
+            if playing != nil, t <= window {
+                if nowStuck && !stuck { stalls += 1 }
+                if stuck { stalled += min(now, playAt + window) - lastSample }
+            }
+            stuck = playing != nil && nowStuck
+            lastSample = now
+            if let round, !nowStuck, !paused, status?.room?.stall == nil, abs(round.positions[1] - round.positions[0]) <= skewBound {
+                lastPosition = round.positions[1]
+                if let begun = stretch {
+                    if firstSmooth == nil, lastPosition - begun.from >= smoothSpan { firstSmooth = begun.at }
+                } else {
+                    stretch = (t, lastPosition)
+                }
+            } else {
+                stretch = nil
+            }
+            sleepSeconds(0.05)
+        }
+        let toEnd = stretch.flatMap { lastPosition - $0.from >= smoothSpan ? $0.at : nil }
+        func seconds(_ value: Double?) -> String { value.map { "\(format3($0)) s" } ?? "never" }
+        let arriving = receivedInWindow.map { "\(format3(Double($0) * 8 / window / 1_000_000)) Mbit/s" } ?? "–"
+        let cells = [
+            "\(mbits) Mbit/s", "\(format3(firstFrame)) s", seconds(playing), seconds(firstSmooth), seconds(toEnd),
+            "\(stalls) (\(format3(stalled)) s)", arriving,
+        ]
+        return "| " + cells.joined(separator: " | ") + " |"
     }
 
     /// Waits until `client`'s room lists an offer.

@@ -65,6 +65,23 @@ struct StreamBlockCacheTests {
         #expect(!cache.hasWork)
     }
 
+    @Test("read-ahead keeps at most maxAheadOutstanding requests on the connection; a seek's block still goes at once")
+    func readAheadOutstandingBound() {
+        var cache = StreamBlockCache(size: 100_000, blockBytes: 100, cacheBytes: 100 * 100, maxOutstanding: 8, aheadBlocks: 30, maxAheadOutstanding: 3)
+        cache.noteRead(offset: 0, length: 100)
+        let first = cache.nextRequests()
+        #expect(first == [1, 2, 3])
+        let none = cache.nextRequests()
+        #expect(none.isEmpty, "three read-ahead requests are on the connection")
+        cache.want(500)
+        let seek = cache.nextRequests()
+        #expect(seek == [500], "a reader's block is not held back by read-ahead")
+        let arrived = cache.arrived(block: 1, bytes: [UInt8](repeating: 0, count: 100))
+        #expect(arrived)
+        let next = cache.nextRequests()
+        #expect(next == [4])
+    }
+
     @Test("at most maxOutstanding requests, and a seek's block goes before any read-ahead")
     func seekFirst() {
         var cache = StreamBlockCache(size: 100_000, blockBytes: 100, cacheBytes: 100 * 100, maxOutstanding: 8, aheadBlocks: 30)

@@ -100,7 +100,7 @@ struct StreamReceiverTests {
         await receiver.close()
     }
 
-    @Test("readers of one block share one request; at most 8 requests are on the link; a seek waits behind those only")
+    @Test("readers of one block share one request; read-ahead keeps 3 requests on the link; a seek's block goes at once, behind those only")
     func sharedRequestsAndSeek() async throws {
         let file = Self.film(40 * Self.block)
         let server = try await FakeStreamServer.start(file: file)
@@ -110,20 +110,19 @@ struct StreamReceiverTests {
         let readers = (0..<5).map { index in
             Task { try await receiver.read(offset: 100 * index, length: 100) }
         }
-        try await waitUntil("8 requests") { server.seen.withLock { $0.reads.count } >= 8 }
-        // A seek far ahead while 8 wait: it is asked for as soon as one is answered.
-        let seek = Task { try await receiver.read(offset: 30 * Self.block + 7, length: 10) }
-        try await Task.sleep(for: .milliseconds(200))  // room for a wrong ninth request to show
-        #expect(server.seen.withLock { $0.reads.count } == 8, "never more than 8 on the link")
+        try await waitUntil("block 0 and 3 ahead") { server.seen.withLock { $0.reads.count } >= 1 + StreamReceiver.aheadOutstanding }
+        try await Task.sleep(for: .milliseconds(200))  // room for a wrong fifth request to show
+        #expect(server.seen.withLock { $0.reads.count } == 1 + StreamReceiver.aheadOutstanding, "never more read-ahead on the link")
         #expect(server.seen.withLock { $0.reads.filter { $0 == 0 }.count } == 1, "5 readers of block 0, one request")
-        server.release(count: 1)
+        // A seek far ahead while those wait: asked for at once, not after more read-ahead.
+        let seek = Task { try await receiver.read(offset: 30 * Self.block + 7, length: 10) }
+        try await waitUntil("the seek's block asked for") { server.seen.withLock { $0.reads.count } >= 2 + StreamReceiver.aheadOutstanding }
+        #expect(server.seen.withLock { $0.reads[1 + StreamReceiver.aheadOutstanding] } == 30 * Self.block, "the seek's block next")
+        server.behavior.withLock { $0.holding = false }
+        server.release(count: .max)
         for (index, reader) in readers.enumerated() {
             #expect(try await reader.value == Array(file[(100 * index)..<(100 * index + 100)]))
         }
-        try await waitUntil("the seek's block asked for") { server.seen.withLock { $0.reads.count } >= 9 }
-        #expect(server.seen.withLock { $0.reads[8] } == 30 * Self.block, "the seek's block before more read-ahead")
-        server.behavior.withLock { $0.holding = false }
-        server.release(count: .max)
         #expect(try await seek.value == Array(file[(30 * Self.block + 7)..<(30 * Self.block + 17)]))
         await receiver.close()
     }

@@ -38,6 +38,8 @@ public struct StreamBlockCache: Sendable {
     public let capacity: Int
     /// Requests on the connection at most.
     public let maxOutstanding: Int
+    /// Read-ahead requests (blocks no reader waits for) on the connection at most.
+    public let maxAheadOutstanding: Int
     /// Blocks asked for ahead of the block where the last read ended.
     public let aheadBlocks: Int
     /// Blocks the disk tier holds at most (0: memory only).
@@ -86,14 +88,18 @@ public struct StreamBlockCache: Sendable {
     /// - cacheBytes: the cache's bound (at least one block is always kept).
     /// - aheadBlocks: nil for half the cache (never more than the cache holds beside one block).
     /// - diskBlocks: the disk tier's slots; 0 keeps memory only.
+    /// - maxAheadOutstanding: read-ahead requests on the connection at most (nil: `maxOutstanding`).
+    ///   Answers come in order, so a seek's block waits behind every read-ahead already asked
+    ///   for: on a link near the film's rate, 8 MiB ahead of it are seconds.
     public init(
         size: Int, blockBytes: Int = StreamFrame.maxReadBytes, cacheBytes: Int, maxOutstanding: Int = 8, aheadBlocks: Int? = nil,
-        diskBlocks: Int = 0
+        diskBlocks: Int = 0, maxAheadOutstanding: Int? = nil
     ) {
         self.size = max(0, size)
         self.blockBytes = max(1, blockBytes)
         capacity = max(1, cacheBytes / self.blockBytes)
         self.maxOutstanding = max(1, maxOutstanding)
+        self.maxAheadOutstanding = min(self.maxOutstanding, max(1, maxAheadOutstanding ?? maxOutstanding))
         self.aheadBlocks = min(capacity - 1, max(0, aheadBlocks ?? max(1, capacity / 2)))
         diskCapacity = max(0, diskBlocks)
     }
@@ -275,8 +281,10 @@ public struct StreamBlockCache: Sendable {
         // Read-ahead only while what it would keep in memory fits: the window's cached and
         // asked-for blocks (its blocks on disk are not asked for, and come into memory as read).
         var held = window.filter { cached[$0] != nil || outstanding.contains($0) }.count
+        var ahead = outstanding.filter { !wanted.contains($0) }.count
         for block in window where isMissing(block) {
-            guard outstanding.count < maxOutstanding, held < capacity else { break }
+            guard outstanding.count < maxOutstanding, ahead < maxAheadOutstanding, held < capacity else { break }
+            ahead += 1
             outstanding.append(block)
             requests.append(block)
             held += 1

@@ -135,7 +135,9 @@ public actor StreamReceiver {
         self.logger = logger
         let file = Self.diskFile(disk, blockBytes: blockBytes, logger: logger)
         self.disk = file
-        blocks = StreamBlockCache(size: offer.file.size, blockBytes: blockBytes, cacheBytes: cacheBytes, diskBlocks: file?.slots ?? 0)
+        blocks = StreamBlockCache(
+            size: offer.file.size, blockBytes: blockBytes, cacheBytes: cacheBytes, diskBlocks: file?.slots ?? 0,
+            maxAheadOutstanding: Self.aheadOutstanding)
     }
 
     /// The disk tier's file, or nil (memory only) when none was asked for or it cannot be made.
@@ -331,6 +333,11 @@ public actor StreamReceiver {
 
     /// Blocks cached now (for tests: the cache's bound).
     var cachedBytes: Int { blocks.cachedBytes }
+
+    /// Read-ahead requests on the connection at once: 3 MiB keep a loopback or LAN link busy
+    /// (1 076 Mbit/s measured with 8), while a seek's block waits behind at most 3 MiB, not 8 —
+    /// 0.6 s rather than 1.7 s at 40 Mbit/s (`cowatch-bench share --link-rate`).
+    static let aheadOutstanding = 3
 
     private static let closedError = CowatchError(.ioError, "the stream was closed")
     private static let cancelledError = CowatchError(.ioError, "the read was cancelled")

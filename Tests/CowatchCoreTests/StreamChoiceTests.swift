@@ -14,12 +14,7 @@ struct StreamChoiceTests {
 
     /// A coordinator welcomed into room r by a server that speaks `features`.
     func joined(features: [String] = WireFeature.all) -> RoomCoordinator {
-        var coordinator = RoomCoordinator(name: "bob", room: "r", activity: Self.film)
-        _ = coordinator.connected(now: 0)
-        _ = coordinator.received(.challenge(.init(features: features, nonce: String(repeating: "1", count: 64), access: .open)), now: 0)
-        let timeline = GroupTimeline(seq: 1, position: 0, reference: 0, rate: 1, playing: false)
-        _ = coordinator.received(.welcome(.init(name: "bob", room: "r", timeline: timeline, participants: [], activity: Self.film)), now: 0)
-        return coordinator
+        RoomCoordinator.welcomed(name: "bob", activity: Self.film, features: features)
     }
 
     @Test("a lacking member takes the playlist entry's file, else the activity's offer, never its own, the first in order")

@@ -6,7 +6,7 @@ import Foundation
 public enum LoopbackSocket {
     /// A listening socket on `port` (0: the system picks one), and the port it got.
     /// Throws `TestFailure` naming `what` when the port cannot be had.
-    public static func listen(port: Int = 0, what: String) throws -> (fd: Int32, port: Int) {
+    public static func listen(port: Int = 0, backlog: Int32 = 16, what: String) throws -> (fd: Int32, port: Int) {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { throw TestFailure("\(what): no socket") }
         var one: Int32 = 1
@@ -15,7 +15,7 @@ public enum LoopbackSocket {
         let bound = withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
         }
-        guard bound == 0, Glibc.listen(fd, 16) == 0 else {
+        guard bound == 0, Glibc.listen(fd, backlog) == 0 else {
             Glibc.close(fd)
             throw TestFailure("\(what): cannot listen on 127.0.0.1:\(port)")
         }

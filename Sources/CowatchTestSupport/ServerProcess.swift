@@ -173,10 +173,3 @@ public final class ServerProcess {
     /// Killed if it still runs, without waiting here (see `Process.killInBackground`).
     deinit { process.killInBackground() }
 }
-
-/// A TCP port on loopback that was free a moment ago.
-public func freeLoopbackPort() -> Int {
-    guard let (fd, port) = try? LoopbackSocket.listen(what: "free port") else { return 0 }
-    close(fd)
-    return port
-}

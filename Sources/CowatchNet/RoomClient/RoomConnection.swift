@@ -164,19 +164,50 @@ extension RoomConnection {
             tls = nil
         }
         do {
-            let channel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
-                .channelOption(.socketOption(.tcp_nodelay), value: 1)
-                .connectTimeout(.seconds(5))
-                .connect(host: host, port: port) { channel in
-                    channel.eventLoop.makeCompletedFuture {
-                        try tls?.addHandlers(to: channel)
-                        return try NIOAsyncChannel<ByteBuffer, ByteBuffer>(wrappingChannelSynchronously: channel)
-                    }
-                }
+            let channel = try await connect(host: host, port: port, tls: tls)
             return (channel, tls, endpoint)
         } catch {
             throw CowatchError(.ioError, "cannot reach the room server at \(Invite.authority(host: host, port: port)): \(Self.describeConnectFailure(error))")
         }
+    }
+}
+
+extension RoomConnection {
+    /// A TCP connection to `host:port` with `tls`'s handlers in place, ended by cancellation.
+    ///
+    /// NIO's connect does not end when its task is cancelled: an attempt that lost the race to an
+    /// address that never answers would hold the join up for the whole connect timeout. So
+    /// cancelling closes the channel being connected, which fails the connect at once.
+    private static func connect(host: String, port: Int, tls: PinnedTLS.Client?) async throws -> NIOAsyncChannel<ByteBuffer, ByteBuffer> {
+        let attempt = Locked<ConnectAttempt>(ConnectAttempt())
+        let initializer: @Sendable (any Channel) -> EventLoopFuture<NIOAsyncChannel<ByteBuffer, ByteBuffer>> = { channel in
+            let cancelled = attempt.withLock { state -> Bool in
+                state.channel = channel
+                return state.cancelled
+            }
+            if cancelled { return channel.eventLoop.makeFailedFuture(CancellationError()) }
+            return channel.eventLoop.makeCompletedFuture {
+                try tls?.addHandlers(to: channel)
+                return try NIOAsyncChannel<ByteBuffer, ByteBuffer>(wrappingChannelSynchronously: channel)
+            }
+        }
+        return try await withTaskCancellationHandler {
+            try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+                .channelOption(.socketOption(.tcp_nodelay), value: 1)
+                .connectTimeout(.seconds(5))
+                .connect(host: host, port: port, channelInitializer: initializer)
+        } onCancel: {
+            let channel = attempt.withLock { state -> (any Channel)? in
+                state.cancelled = true
+                return state.channel
+            }
+            channel?.close(promise: nil)
+        }
+    }
+
+    private struct ConnectAttempt {
+        var channel: (any Channel)?
+        var cancelled = false
     }
 }
 

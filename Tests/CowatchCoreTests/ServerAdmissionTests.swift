@@ -64,14 +64,14 @@ struct ServerAdmissionTests {
     func budgets() {
         var admission = ServerAdmission()
         _ = admission.connected(1, address: "a", now: 0)
-        let burst = (0..<20).filter { _ in admission.allowAction(from: 1, now: 0) }.count
+        let burst = (0..<20).filter { _ in admission.allowAction(from: 1, in: "r", now: 0) }.count
         #expect(burst == 5)
-        do { let result = admission.allowAction(from: 1, now: 0.5); #expect(!result) }
-        do { let result = admission.allowAction(from: 1, now: 1.01); #expect(result) }
-        let stalls = (0..<10).filter { _ in admission.allowStall(from: 1, now: 0) }.count
+        do { let result = admission.allowAction(from: 1, in: "r", now: 0.5); #expect(!result) }
+        do { let result = admission.allowAction(from: 1, in: "r", now: 1.01); #expect(result) }
+        let stalls = (0..<10).filter { _ in admission.allowStall(from: 1, in: "r", now: 0) }.count
         #expect(stalls == 3)
-        do { let result = admission.allowStall(from: 1, now: 10); #expect(!result) }
-        do { let result = admission.allowStall(from: 1, now: 20.01); #expect(result) }
+        do { let result = admission.allowStall(from: 1, in: "r", now: 10); #expect(!result) }
+        do { let result = admission.allowStall(from: 1, in: "r", now: 20.01); #expect(result) }
     }
 
     /// The messages of refusals (`CowatchError`'s == compares codes only).

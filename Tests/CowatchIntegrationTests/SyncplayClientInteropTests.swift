@@ -54,7 +54,13 @@ struct SyncplayClientInteropTests {
 
         // carol seeks in her player: alice goes there, and hears who.
         _ = try await carolPlayer.request([.string("seek"), .number(40), .string("absolute")])
-        let seek = try await room.expectNotices("seek", actor: "carol", timeout: 15)
+        let seek: [ControlEvent]
+        do {
+            seek = try await room.expectNotices("seek", actor: "carol", timeout: 15)
+        } catch {
+            // Once, on a loaded full run: no notice in 15 s. Both sides' words say which hop lost it.
+            throw TestFailure("\(error)\ncarol's client:\n\(carol.log.suffix(3000))\nalice's daemon:\n\(room.daemons[0].stderr.suffix(3000))")
+        }
         #expect(abs((seek[0].fields["to"]?.numberValue ?? -1) - 40) < 1.5, "\(seek)")
         #expect(try await eventually(timeout: 10) { abs((try await alice.status().position ?? -1) - 40) < 1.5 })
 
@@ -122,7 +128,13 @@ struct SyncplayClientInteropTests {
 
         // carol seeks in her player: the daemons go there, and hear who.
         _ = try await carolPlayer.request([.string("seek"), .number(40), .string("absolute")])
-        let seek = try await room.expectNotices("seek", actor: "carol", timeout: 15)
+        let seek: [ControlEvent]
+        do {
+            seek = try await room.expectNotices("seek", actor: "carol", timeout: 15)
+        } catch {
+            // Once, on a loaded full run: no notice in 15 s. Both sides' words say which hop lost it.
+            throw TestFailure("\(error)\ncarol's client:\n\(carol.log.suffix(3000))\nalice's daemon:\n\(room.daemons[0].stderr.suffix(3000))")
+        }
         #expect(abs((seek[0].fields["to"]?.numberValue ?? -1) - 40) < 1.5, "\(seek)")
         #expect(try await eventually(timeout: 10) { abs((try await bob.status().position ?? -1) - 40) < 1.5 })
 

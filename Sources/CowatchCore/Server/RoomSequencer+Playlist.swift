@@ -50,7 +50,7 @@ extension RoomSequencer {
     mutating func playlistEdit(_ request: PlaylistEditRequest, from id: ConnectionID, _ membership: Joined, now: Double) -> [Output] {
         guard membership.features.contains(WireFeature.playlist) else { return [.send(id, .unsupported(type: "playlist_edit"))] }
         guard let room = rooms[membership.room], var playlist = records[membership.room]?.playlist else { return [] }
-        guard admission.allowAction(from: id, now: now) else {
+        guard admission.allowAction(from: id, in: membership.room, now: now) else {
             return [.send(id, .refused(
                 actionID: request.id, code: CowatchError.Code.rateLimited.rawValue, message: "too many edits; wait a moment"))]
         }

@@ -761,7 +761,7 @@ public struct RoomSequencer: Sendable {
         var outputs: [RoomPlayback.Output] = []
         switch message {
         case .action(let action):
-            if let refusal = check(action, from: id, role: role, deadlineRequired: membership.deadlines, now: now) {
+            if let refusal = check(action, from: id, in: membership.room, role: role, deadlineRequired: membership.deadlines, now: now) {
                 return [.send(id, .refused(actionID: action.id, code: refusal.code.rawValue, message: refusal.message))]
             }
             outputs = room.playback.apply(action, from: id, now: now)
@@ -771,7 +771,7 @@ public struct RoomSequencer: Sendable {
             room.playback.report(drift: drift, rtt: rtt, from: id, now: now)
         case .status(let status):
             let newStall = status.stall != nil && status.stall != .loading
-            let mayHold = !newStall || admission.allowStall(from: id, now: now)
+            let mayHold = !newStall || admission.allowStall(from: id, in: membership.room, now: now)
             outputs = room.playback.statusChanged(status, of: id, mayHold: mayHold, now: now)
         case .media(let activity, let info):
             outputs = room.playback.mediaReported(info, activity: activity, by: id)
@@ -820,7 +820,7 @@ public struct RoomSequencer: Sendable {
 
     /// Why an action may not go ahead, if it may not.
     private mutating func check(
-        _ action: ClientMessage.ActionRequest, from id: ConnectionID, role: Role, deadlineRequired: Bool, now: Double
+        _ action: ClientMessage.ActionRequest, from id: ConnectionID, in room: String, role: Role, deadlineRequired: Bool, now: Double
     ) -> CowatchError? {
         if deadlineRequired, action.deadline == nil {
             return CowatchError(.expired, "the \(action.kind.rawValue) carries no deadline, so it may be stale")
@@ -837,7 +837,7 @@ public struct RoomSequencer: Sendable {
             }
         }
         // Last, so refused actions do not spend the budget.
-        if !admission.allowAction(from: id, now: now) {
+        if !admission.allowAction(from: id, in: room, now: now) {
             return CowatchError(.rateLimited, "too many actions; wait a moment")
         }
         return nil

@@ -36,6 +36,15 @@ public struct ServerAdmission: Sendable {
         /// 20 s. Beyond it, stalls are noted but never hold the group.
         public var stallBurst: Double = 3
         public var stallRate: Double = 0.05
+        /// The same two budgets for everyone in one room from one address (its `AddressIdentity`
+        /// key), on top of each participant's own: a name costs nothing to make, an address does,
+        /// so 30 identities from one address get the actions of two people, not of thirty (issue
+        /// 22). Defaults: actions 10, then 2 a second; stalls 6, then one per 10 s. A household
+        /// behind one NAT shares them; people do not seek twice a second for long.
+        public var addressActionBurst: Double = 10
+        public var addressActionRate: Double = 2
+        public var addressStallBurst: Double = 6
+        public var addressStallRate: Double = 0.1
         /// Token bucket for chat lines of one participant: 5, then one a second (`rate-limited`).
         public var chatBurst: Double = 5
         public var chatRate: Double = 1
@@ -115,8 +124,22 @@ public struct ServerAdmission: Sendable {
         var lockedUntil = -Double.infinity
     }
 
+    /// One address in one room: the budgets its participants there share.
+    struct RoomAddress: Hashable {
+        var room: String
+        var address: String
+    }
+
+    struct SharedBudgets {
+        var actions: Bucket
+        var stalls: Bucket
+    }
+
     public let configuration: Configuration
     private var connections: [ConnectionID: Connection] = [:]
+    /// Created by an action or a stall, forgotten by `tick` once both buckets are full again:
+    /// never more entries than participants that acted in the last minute or so.
+    private var shared: [RoomAddress: SharedBudgets] = [:]
     private var addresses: [String: AddressRecord] = [:]
     /// Wrong secrets per name, room and address (see `authFailed`).
     private var claimants: [Claimant: ClaimantRecord] = [:]
@@ -202,16 +225,46 @@ public struct ServerAdmission: Sendable {
         return allowed
     }
 
-    /// A group action: false when over the participant's budget.
-    public mutating func allowAction(from id: ConnectionID, now: Double) -> Bool {
-        guard connections[id] != nil else { return false }
-        return connections[id]!.actions.take(burst: configuration.actionBurst, rate: configuration.actionRate, now: now)
+    /// A group action in `room`: false when over the participant's budget or its address's in
+    /// that room (then neither is charged).
+    public mutating func allowAction(from id: ConnectionID, in room: String, now: Double) -> Bool {
+        guard var connection = connections[id] else { return false }
+        let key = RoomAddress(room: room, address: connection.address)
+        var budgets = shared[key] ?? freshShared(now: now)
+        guard connection.actions.take(burst: configuration.actionBurst, rate: configuration.actionRate, now: now),
+            budgets.actions.take(burst: configuration.addressActionBurst, rate: configuration.addressActionRate, now: now)
+        else { return false }
+        connections[id] = connection
+        shared[key] = budgets
+        return true
     }
 
-    /// A new stall: false when over the participant's budget.
-    public mutating func allowStall(from id: ConnectionID, now: Double) -> Bool {
-        guard connections[id] != nil else { return false }
-        return connections[id]!.stalls.take(burst: configuration.stallBurst, rate: configuration.stallRate, now: now)
+    /// A new stall in `room`: false when over the participant's budget or its address's there.
+    public mutating func allowStall(from id: ConnectionID, in room: String, now: Double) -> Bool {
+        guard var connection = connections[id] else { return false }
+        let key = RoomAddress(room: room, address: connection.address)
+        var budgets = shared[key] ?? freshShared(now: now)
+        guard connection.stalls.take(burst: configuration.stallBurst, rate: configuration.stallRate, now: now),
+            budgets.stalls.take(burst: configuration.addressStallBurst, rate: configuration.addressStallRate, now: now)
+        else { return false }
+        connections[id] = connection
+        shared[key] = budgets
+        return true
+    }
+
+    private func freshShared(now: Double) -> SharedBudgets {
+        SharedBudgets(
+            actions: Bucket(tokens: configuration.addressActionBurst, at: now),
+            stalls: Bucket(tokens: configuration.addressStallBurst, at: now))
+    }
+
+    /// Whether both shared buckets would be full by `now` (nothing to remember).
+    private func isRefilled(_ budgets: SharedBudgets, now: Double) -> Bool {
+        var actions = budgets.actions
+        var stalls = budgets.stalls
+        _ = actions.take(0, burst: configuration.addressActionBurst, rate: configuration.addressActionRate, now: now)
+        _ = stalls.take(0, burst: configuration.addressStallBurst, rate: configuration.addressStallRate, now: now)
+        return actions.tokens >= configuration.addressActionBurst && stalls.tokens >= configuration.addressStallBurst
     }
 
     /// A chat line: false when over the participant's budget.
@@ -342,6 +395,7 @@ public struct ServerAdmission: Sendable {
                 entry.value.connections > 0 || entry.value.bannedUntil > now
                     || entry.value.authFailures.contains { now - $0 < configuration.authFailureWindow }
             }
+            shared = shared.filter { !isRefilled($0.value, now: now) }
             claimants = claimants.filter { entry in
                 entry.value.lockedUntil > now || entry.value.failures.contains { now - $0 < configuration.authFailureWindow }
             }

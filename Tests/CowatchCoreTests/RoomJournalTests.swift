@@ -49,7 +49,7 @@ struct RoomJournalTests: SequencerTesting {
     func uploadAndLateJoiner() {
         var (sequencer, tokens) = journalRoom(["alice", "bob"])
         let start = transfer(&sequencer, upload("bob", token: tokens["bob"]), on: 10)
-        #expect(start == [.receiveUpload(10, id: Self.idA, size: 1000)])
+        #expect(start == [.receiveUpload(10, id: Self.idA, size: 1000, resume: false)])
         #expect(sequencer.admission.address(of: 10) == nil)  // out of the handshake's admission now
         let done = sequencer.uploadFinished(10, verified: true, now: 2)
         let attachment = Attachment(id: Self.idA, name: "night.srt", size: 1000, from: "bob")
@@ -122,7 +122,7 @@ struct RoomJournalTests: SequencerTesting {
         #expect(tooLarge.contains(.close(10)))
         _ = sequencer.disconnected(10, now: 1)
 
-        #expect(transfer(&sequencer, upload("bob", token: tokens["bob"], size: 2000), on: 11) == [.receiveUpload(11, id: Self.idA, size: 2000)])
+        #expect(transfer(&sequencer, upload("bob", token: tokens["bob"], size: 2000), on: 11) == [.receiveUpload(11, id: Self.idA, size: 2000, resume: false)])
         _ = sequencer.uploadFinished(11, verified: true, now: 2)
         _ = sequencer.disconnected(11, now: 2)
         let overRoom = transfer(&sequencer, upload("alice", token: tokens["alice"], id: Self.idB, size: 1001), on: 12)
@@ -141,7 +141,8 @@ struct RoomJournalTests: SequencerTesting {
         #expect(errorCode(overTotal, to: 13) == "too-large")
         let overTotal2 = transfer(&other, upload("dan", token: danToken, id: Self.idB, size: 2000, room: "s"), on: 14)
         #expect(errorCode(overTotal2, to: 14) == nil)
-        _ = other.disconnected(14, now: 4)  // interrupted: its 2000 bytes stay reserved
+        other.uploadInterrupted(14, received: 2000)
+        _ = other.disconnected(14, now: 4)  // interrupted with all 2000 bytes: they stay held
         let full = transfer(&other, upload("dan", token: danToken, id: String(repeating: "c3", count: 32), size: 100, room: "s"), on: 15)
         #expect(errorCode(full, to: 15) == "quota-exceeded")
         // Content already stored still counts against the room's own quota (2000 + 2000 > 3000).
@@ -162,8 +163,9 @@ struct RoomJournalTests: SequencerTesting {
         _ = transfer(&sequencer, upload("bob", token: tokens["bob"]), on: 11)
         // The same content from someone else while it streams: busy.
         #expect(errorCode(transfer(&sequencer, upload("alice", token: tokens["alice"]), on: 12), to: 12) == "server-busy")
+        sequencer.uploadInterrupted(11, received: 400)
         _ = sequencer.disconnected(11, now: 3)  // dropped midway
-        #expect(transfer(&sequencer, upload("bob", token: tokens["bob"]), on: 13) == [.receiveUpload(13, id: Self.idA, size: 1000)])
+        #expect(transfer(&sequencer, upload("bob", token: tokens["bob"]), on: 13) == [.receiveUpload(13, id: Self.idA, size: 1000, resume: true)])
         #expect(messages(sequencer.uploadFinished(13, verified: true, now: 4), to: 2).count == 1)
     }
 

@@ -37,7 +37,9 @@ extension RoomSequencer {
         guard membership.features.contains(WireFeature.journal) else {
             return refuse(id, CowatchError(.unsupported, "the journal was not negotiated on the room connection"), now: now)
         }
-        // From here the journal's limits bound this connection, not the handshake's.
+        // From here the journal's limits bound this connection, not the handshake's; its
+        // address still counts (transfers and bytes per address).
+        let address = admission.address(of: id) ?? "unknown"
         admission.disconnected(id)
         do {
             switch request.kind {
@@ -45,15 +47,15 @@ extension RoomSequencer {
                 let attachment = Attachment(
                     id: request.id, name: request.fileName ?? "attachment", size: request.size ?? 0, from: request.name,
                     meta: request.meta)
-                switch try journal.beginUpload(attachment, room: request.room, on: id) {
-                case .receive(let size):
-                    return [.receiveUpload(id, id: request.id, size: size)]
+                switch try journal.beginUpload(attachment, room: request.room, address: address, on: id) {
+                case .receive(let size, let resume):
+                    return [.receiveUpload(id, id: request.id, size: size, resume: resume)]
                 case .stored(let stored, let added):
                     return [.send(id, .transferDone(stored)), .close(id)] + (added ? announce(stored, in: request.room) : [])
                 }
             case .download:
                 let attachment = try journal.beginDownload(
-                    request.id, offset: request.offset, room: request.room, participant: request.name, on: id)
+                    request.id, offset: request.offset, room: request.room, participant: request.name, address: address, on: id)
                 return [.sendDownload(id, id: attachment.id, size: attachment.size, offset: request.offset)]
             }
         } catch {
@@ -81,6 +83,19 @@ extension RoomSequencer {
             ] + (orphan.map { [$0] } ?? [])
         }
         return [.send(id, .transferDone(done.attachment)), .close(id)] + announce(done.attachment, in: done.room)
+    }
+
+    /// The shell's upload on `id` stopped after `received` bytes (the peer went away, or moved
+    /// bytes too slowly): it holds those bytes, for a resume by the same participant.
+    public mutating func uploadInterrupted(_ id: ConnectionID, received: Int) {
+        journal.uploadInterrupted(on: id, received: received)
+    }
+
+    /// `name` is no longer in `room`: its uploads there are given up (issue 22: a reservation
+    /// goes with its owner).
+    mutating func uploaderLeft(_ name: String, room: String) -> [Output] {
+        let (close, delete) = journal.participantLeft(name, room: room)
+        return close.map(Output.close) + delete.map(Output.deleteStored)
     }
 
     /// `attachment_added` to everyone in `room` who speaks the journal (the uploader included).

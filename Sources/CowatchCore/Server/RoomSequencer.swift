@@ -104,9 +104,10 @@ public struct RoomSequencer: Sendable {
         /// The rooms' records changed: save `records` (the shell keeps them on disk).
         case saveRecords
         /// (journal) Transfer connection: say `transfer_ready` with what is kept of `id` (an
-        /// interrupted upload's bytes) and receive the rest up to `size`, verify the SHA-256, then
-        /// call `uploadFinished`.
-        case receiveUpload(ConnectionID, id: String, size: Int)
+        /// interrupted upload's bytes when `resume`; otherwise those go first) and receive the
+        /// rest up to `size`, verify the SHA-256, then call `uploadFinished` — or
+        /// `uploadInterrupted` when the bytes stop coming.
+        case receiveUpload(ConnectionID, id: String, size: Int, resume: Bool)
         /// (journal) Transfer connection: say `transfer_ready` and send bytes `offset..<size` of
         /// stored content `id`, then close.
         case sendDownload(ConnectionID, id: String, size: Int, offset: Int)
@@ -365,10 +366,10 @@ public struct RoomSequencer: Sendable {
     public mutating func disconnected(_ id: ConnectionID, now: Double) -> [Output] {
         admission.disconnected(id)
         handshakes[id] = nil
-        journal.transferEnded(id)
+        let orphan = journal.transferEnded(id).map { [Output.deleteStored($0)] } ?? []
         streams.connectionEnded(id)
-        guard let membership = joined.removeValue(forKey: id) else { return [] }
-        return leave(id, membership, now: now, notice: nil)
+        guard let membership = joined.removeValue(forKey: id) else { return orphan }
+        return orphan + leave(id, membership, now: now, notice: nil)
     }
 
     mutating func leave(_ id: ConnectionID, _ membership: Joined, now: Double, notice: Notice?) -> [Output] {
@@ -389,8 +390,12 @@ public struct RoomSequencer: Sendable {
             return outputs + journal.roomEmptied(membership.room).map(Output.deleteStored)
         }
         store(room, as: membership.room)
-        // A name that is still in the room (a reconnect replaced this connection) keeps its offers.
-        if room.playback.member(named: membership.name) == nil { outputs += sharerLeft(membership.name, room: membership.room) }
+        // A name that is still in the room (a reconnect replaced this connection) keeps its offers
+        // and its uploads.
+        if room.playback.member(named: membership.name) == nil {
+            outputs += sharerLeft(membership.name, room: membership.room)
+            outputs += uploaderLeft(membership.name, room: membership.room)
+        }
         return outputs
     }
 

@@ -227,9 +227,13 @@ actor RoomHub {
                                 self.refuseEarlyBytes(id, before: "transfer_ready")
                                 break reading
                             }
-                            let verified = await ServerTransfer.run(
+                            switch await ServerTransfer.run(
                                 plan, store: self.store, chunks: &batches, outbound: outbound, channel: connection.channel)
-                            if let verified { self.uploadFinished(id, verified: verified) }
+                            {
+                            case .uploaded(let verified): self.uploadFinished(id, verified: verified)
+                            case .interrupted(let received): self.sequencer.uploadInterrupted(id, received: received)
+                            case .downloaded: break
+                            }
                             break reading
                         }
                         if let relay = self.takeStreamPlan(id) {
@@ -373,8 +377,8 @@ actor RoomHub {
                 // Written by the timer at most once a second: a thousand rooms created in a burst
                 // would otherwise rewrite the whole file a thousand times.
                 recordsChanged = true
-            case .receiveUpload(let id, let content, let size):
-                transferPlans[id] = .upload(id: content, size: size)
+            case .receiveUpload(let id, let content, let size, let resume):
+                transferPlans[id] = .upload(id: content, size: size, resume: resume)
             case .sendDownload(let id, let content, let size, let offset):
                 transferPlans[id] = .download(id: content, size: size, offset: offset)
             case .deleteStored(let content):

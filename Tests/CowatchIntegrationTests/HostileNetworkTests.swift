@@ -49,6 +49,30 @@ struct HostileNetworkTests {
         for client in idle { client.close() }
     }
 
+    @Test("idle sockets past an address's share are closed at accept, before any TLS work (issue 22, item 3)")
+    func idleTLSSocketsClosedAtAccept() async throws {
+        // TLS, as a real room server runs: each admitted socket would cost a handshake.
+        let server = try await ServerProcess.start(extraArguments: ["--max-connections-per-address", "8"])
+        let cpuBefore = server.cpuSeconds()
+        var idle: [RawRoomClient] = []
+        for _ in 0..<600 {
+            if let client = try? RawRoomClient(port: server.port, source: "127.0.0.31") { idle.append(client) }
+        }
+        await pause(1)
+        // 16 sockets an address (twice the room connections' cap) stay until their hello
+        // deadline; the rest were closed at once. Before, all 600 were still open after 1 s.
+        var closed = 0
+        for client in idle where await client.isClosed(timeout: 0.02) { closed += 1 }
+        #expect(closed >= idle.count - 16 - 8, "\(closed) of \(idle.count) idle sockets closed after 1 s")
+        let friend = try RawRoomClient(tlsPort: server.port)
+        _ = try await Self.join(friend, name: "alice")
+        #expect(await Self.alive(friend))
+        let cpu = server.cpuSeconds() - cpuBefore
+        print("idle TLS sockets: \(closed) of \(idle.count) closed at accept; the server used \(cpu) s of CPU")
+        #expect(cpu < 3, "server used \(cpu) s of CPU")
+        for client in idle { client.close() }
+    }
+
     @Test("at its descriptor limit the server refuses newcomers and keeps serving the rest, without a busy loop")
     func descriptorLimit() async throws {
         let server = try await ServerProcess.start(extraArguments: ["--no-tls", "--hello-timeout", "3"], openFiles: 64)

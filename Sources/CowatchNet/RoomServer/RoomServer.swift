@@ -63,8 +63,11 @@ public struct RoomServer: Service {
 
     public func run() async throws {
         let tls = try identity?.makeServerContext()
-        let server: NIOAsyncChannel<RoomHub.Accepted, Never>
+        let server: NIOAsyncChannel<RoomHub.Accepted?, Never>
         let admission = configuration.admission
+        // Room connections are capped per address by the admission, with a clear line; every
+        // socket (transfers and streams too) at twice that, before any TLS work.
+        let gate = AcceptGate(perAddress: admission.maxConnectionsPerAddress * 2)
         do {
             server = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
                 .serverChannelOption(.backlog, value: 256)
@@ -72,6 +75,7 @@ public struct RoomServer: Service {
                 .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
                 .bind(host: host, port: port) { channel in
                     channel.eventLoop.makeCompletedFuture {
+                        guard try gate.admit(channel) else { return nil }
                         if let tls { try PinnedTLS.addServerHandlers(to: channel, context: tls) }
                         // Lines are decoded, clock probes answered and replies written on the event loop.
                         let outbox = ConnectionOutbox(channel: channel)
@@ -101,17 +105,18 @@ public struct RoomServer: Service {
         // Attachments live with their rooms: a fresh store each run.
         let store = try AttachmentStore(stateDirectory: state?.directory)
         defer { if state == nil { store.removeAll() } }
-        let gate = cluster.map { ClusterGate(configuration: $0, logger: logger) }
+        let clusterGate = cluster.map { ClusterGate(configuration: $0, logger: logger) }
         let hub = RoomHub(
-            sequencer: sequencer, state: state, store: store, cluster: gate,
+            sequencer: sequencer, state: state, store: store, cluster: clusterGate,
             realtime: realtimePriority.map { ($0, MultiThreadedEventLoopGroup.singleton) }, clock: clock,
             relayLimits: relayLimits, logger: logger)
         try await withShutdownClosing(server.channel) {
             try await withThrowingDiscardingTaskGroup { group in
                 group.addTask { try? await hub.runTimers() }
-                if let gate { group.addTask { await gate.run(hub: hub) } }
+                if let clusterGate { group.addTask { await clusterGate.run(hub: hub) } }
                 try await server.executeThenClose { inbound in
                     for try await connection in inbound {
+                        guard let connection else { continue }  // refused by the gate, closing
                         group.addTask { await hub.serve(connection) }
                     }
                 }

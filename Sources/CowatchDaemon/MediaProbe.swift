@@ -44,7 +44,7 @@ struct MediaProbe: Sendable {
             var log = LoadFailureReason()
             _ = load.start(now: clock.now())
             do throws(MpvError) {
-                _ = try player.commandReturning(["loadfile", url, "replace"])
+                _ = try player.loadGuarded(url)
             } catch {
                 outcome.resume(CowatchError(.mediaUnavailable, "cannot open \(url): \(error.reason)"))
                 return

@@ -37,7 +37,52 @@ extension RoomSession {
         case .lack(let name):
             carryOut(playerSide.roomSwitched(to: activity, lacking: name), now: now)
         case .notAFile:
+            if let url = urlToCheck(activity, playerHas: playerHas ?? media.current, participants: participants) {
+                return checkThenSwitch(to: activity, url: url, playerHas: playerHas, participants: participants)
+            }
             carryOut(playerSide.roomSwitched(to: activity, playerHas: playerHas ?? media.current, participants: participants, now: now), now: now)
+        }
+    }
+
+    /// The URL of a switch by someone else that this player would open at once: it is tried in
+    /// a throwaway player first (issue 22, item 8). Nil when there is nothing to check (our own
+    /// switch, media the player has, an offer or a refusal, no probe).
+    private func urlToCheck(_ activity: Activity, playerHas current: String, participants: [ParticipantInfo]) -> String? {
+        guard probe != nil, activity.id != 0, activity.openedBy != configuration.name,
+            activity.url != current, activity.fallbackURL != current,
+            case .open(let url) = room.openPolicy.decide(activity, me: configuration.name, participants: participants)
+        else { return nil }
+        return url
+    }
+
+    /// Tries `url` (and the switch's fallback) in a throwaway player with mpv's safety on, then
+    /// switches — or, when it does not open (a list of other URLs, an EDL, nothing playable),
+    /// stays on the current media and stands aside with the reason: a stranger's switch never
+    /// leaves this player with nothing. The result counts only if the room is still on
+    /// `activity` by then.
+    private func checkThenSwitch(to activity: Activity, url: String, playerHas: String?, participants: [ParticipantInfo]) {
+        guard checkingSwitch != activity.id, let probe else { return }
+        checkingSwitch = activity.id
+        let timeout = min(configuration.openTimeout, 8)
+        Task {
+            var failure = await probe.check(url, timeout: timeout)
+            if failure != nil, let fallback = activity.fallbackURL, fallback != url, room.openPolicy.allows(fallback),
+                await probe.check(fallback, timeout: timeout) == nil
+            {
+                failure = nil
+            }
+            guard checkingSwitch == activity.id else { return }
+            checkingSwitch = nil
+            guard coordinator.activity.id == activity.id else { return }
+            let now = clock.now()
+            if let failure {
+                let error = CowatchError(
+                    .openRefused,
+                    "not opening \(activity.displayTitle) from \(activity.openedBy ?? "someone"): \(failure.message); staying on what this player has")
+                carryOut(playerSide.roomSwitchRefused(activity, error: error), now: now)
+            } else {
+                carryOut(playerSide.roomSwitched(to: activity, playerHas: playerHas ?? media.current, participants: participants, now: now), now: now)
+            }
         }
     }
 

@@ -71,6 +71,8 @@ actor RoomSession {
     /// Roles given or taken (op/deop notices) since the last participant list, which arrives
     /// only once a second: an operator's switch right after its op is judged by its new role.
     var recentRoles: [String: Role] = [:]
+    /// The switch (activity id) whose media is being tried before it is loaded (RoomSession+Open.swift).
+    var checkingSwitch: Int?
 
     /// The player, as the session sees it: what media it has relative to the room's (loading,
     /// refused, offered, failed), the seek fence, stalls, echoes of our orders and the person's

@@ -31,9 +31,10 @@ public struct MpvRoomPlayer: RoomPlayer {
         try player.command(["script-message-to", player.clientName] + PlayerFence.arguments(number))
     }
 
-    /// `loadfile URL replace`; the entry id is its result's `playlist_entry_id`.
+    /// `loadfile URL replace` (`loadGuarded`: a network URL with mpv's safety on); the entry id is
+    /// its result's `playlist_entry_id`.
     public func load(_ url: String) throws(MpvError) -> Int64? {
-        let result = try player.commandReturning(["loadfile", url, "replace"])
+        let result = try player.loadGuarded(url)
         guard case .map(let fields) = result, case .int64(let entry)? = fields["playlist_entry_id"] else { return nil }
         return entry
     }

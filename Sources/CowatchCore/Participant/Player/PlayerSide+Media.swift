@@ -44,6 +44,13 @@ extension PlayerSide {
         }
     }
 
+    /// The room switched to `activity`, and the daemon's check of its media before loading it
+    /// (a switch by someone else) failed: this player stays on what it has and stands aside
+    /// until the next switch, saying why (`error`, `open-refused`).
+    public mutating func roomSwitchRefused(_ activity: Activity, error: CowatchError) -> [Action] {
+        standAside(as: .refused(activity)) + [.warning(error.message), .error(error), .show(error.message, milliseconds: 6000)]
+    }
+
     /// The room switched to a playlist entry that is a local file, and this daemon found its own
     /// copy at `path` (by the entry's identity): opened as our own media, whoever added it (no
     /// open policy applies to a file of ours). `playerHas` is what the player has now.

@@ -6,22 +6,41 @@ import Foundation
 import Testing
 
 /// One sender's unreliable stream never starves anyone's reliable messages or the sync path
-/// (issue 22, item 7), with real daemons and a real server.
+/// (issue 22, item 7), end to end with real daemons and a real server on loopback. These pass
+/// with fast readers before the fix as well; the hops where reliable traffic used to be dropped
+/// or queued behind the stream are pinned by `ConnectionOutboxLaneTests`,
+/// `RoomConnectionFloodTests` and `ControlOutboxDroppableTests`.
 @Suite("A flood of unreliable messages in a room of real daemons", .realProcesses)
 struct MessengerFloodTests {
     /// An unreliable payload of about 60 KiB (under `RoomMessage.maxPayloadBytes` as JSON).
     static let bigPayload = String(repeating: "x", count: 60_000)
 
     @Test("while carol streams 60 KiB unreliable messages as fast as her daemon takes them, all 10 of bob's reliable ones reach alice and a pause still reaches everyone")
-    func reliableThroughUnreliableStream() async throws {
+    func reliableThroughDaemonStream() async throws {
         let room = try await DaemonRoom(
             names: ["alice", "bob", "carol"], media: try await TestMedia.file(.audioVideo), room: "flood")
         defer { room.stopInBackground() }
+        let carolPath = room.daemons[2].controlPath
+        try await Self.check(room) { flooded in try await Self.flood(controlPath: carolPath, counter: flooded) }
+    }
+
+    @Test("while a raw carol streams 60 KiB unreliable messages just under the flood guard, all 10 of bob's reliable ones reach alice and a pause still reaches everyone")
+    func reliableThroughRawStream() async throws {
+        let room = try await DaemonRoom(
+            names: ["alice", "bob"], media: try await TestMedia.file(.audioVideo), room: "flood")
+        defer { room.stopInBackground() }
+        let port = room.port
+        try await Self.check(room) { flooded in try await Self.rawFlood(port: port, counter: flooded) }
+    }
+
+    /// Starts `flood`, then bob's ten reliable messages to alice and a pause; checks alice got them all.
+    static func check(
+        _ room: DaemonRoom, flood source: @escaping @Sendable (Locked<(requests: Int, stop: Bool)>) async throws -> Void
+    ) async throws {
         try await room.clients[0].request(.play)
         _ = try await room.expectNotices("play", actor: "alice", timeout: 10)
         let flooded = Locked((requests: 0, stop: false))
-        let carolPath = room.daemons[2].controlPath
-        let flood = Task.detached { try await Self.flood(controlPath: carolPath, counter: flooded) }
+        let flood = Task.detached { try await source(flooded) }
         defer { flood.cancel() }
         // The stream is under way before bob says anything.
         let started = monotonicNow()
@@ -41,6 +60,7 @@ struct MessengerFloodTests {
         }
         // The sync path under the same stream: bob pauses, alice's player follows.
         let paused = await room.failure(1, .pause, timeout: 20)
+        let sentByThen = flooded.withLock { $0.requests }
         #expect(paused == nil, "bob's pause during the stream: \(paused.map { "\($0)" } ?? "")")
         let alicePaused = (try? await room.clients[0].waitForStatus(timeout: 20) { $0.paused }.paused) ?? false
 
@@ -63,8 +83,9 @@ struct MessengerFloodTests {
             }
         }
         flooded.withLock { $0.stop = true }
-        _ = try? await flood.value
+        let floodError = await flood.result
         let sent = flooded.withLock { $0.requests }
+        print("flood: carol sent \(sent) (\(sentByThen) by bob's pause), alice heard \(streamed); bob's replies \(replies.sorted { $0.key < $1.key }.map(\.value)); flood ended \(floodError)")
         #expect(
             heard == Array(0..<10),
             "alice heard \(heard) of bob's 10 (replies to bob: \(replies.sorted { $0.key < $1.key }.map(\.value))); carol sent \(sent) big ones, alice heard \(streamed); alice's errors: \(errors)")
@@ -73,6 +94,37 @@ struct MessengerFloodTests {
         #expect(try await room.roomStatus(0)["session"] == "joined")
         // The stream really was a stream (carol's daemon took many).
         #expect(sent >= 200)
+    }
+
+    /// A raw participant "carol" (TLS through `openssl s_client`) that sends unreliable messages of
+    /// `bigPayload` to everyone at 90 lines a second (under the server's flood guard of 100),
+    /// reading and discarding what it is sent, until told to stop or 90 s pass.
+    static func rawFlood(port: Int, counter: Locked<(requests: Int, stop: Bool)>) async throws {
+        let carol = try RawRoomClient(tlsPort: port)
+        defer { carol.close() }
+        await carol.send(.hello(.init(
+            features: [WireFeature.messages], room: "flood", name: "carol", client: "raw-test", nonce: RoomSecret.nonce())))
+        guard await carol.read(type: "challenge", timeout: 10) != nil else { throw TestFailure("carol: no challenge") }
+        await carol.send(.auth(.init()))
+        guard await carol.read(type: "welcome", timeout: 10) != nil else { throw TestFailure("carol: no welcome") }
+        let line = ClientMessage.message(RoomMessage(
+            id: 0, topic: "stream", payload: String(decoding: JSONValue.object(["blob": .string(bigPayload)]).encoded(), as: UTF8.self),
+            reliable: false, to: nil))
+        let started = monotonicNow()
+        var id = 0
+        while !counter.withLock({ $0.stop }), !Task.isCancelled, monotonicNow() - started < 90 {
+            id += 1
+            var message = line
+            if case .message(var body) = message {
+                body.id = id
+                message = .message(body)
+            }
+            await carol.send(message)
+            counter.withLock { $0.requests += 1 }
+            _ = await carol.readBytes(1 << 20, timeout: 0.001)
+            let due = started + Double(id) / 90
+            if due > monotonicNow() { await pause(due - monotonicNow()) }
+        }
     }
 
     /// Pipelines `send_message … unreliable` of `bigPayload` on carol's control socket, reading

@@ -3,6 +3,11 @@
 ///
 /// - Events never wait: beyond `eventLimit` waiting events the oldest waiting event is dropped
 ///   (a client that stops reading loses old events, not the daemon's memory).
+/// - Droppable events (`pushEvent(_:droppable: true)`: a peer's unreliable messages, up to
+///   64 KiB each) have their own allowance, `droppableLimit` waiting: beyond it the new one is
+///   dropped, and when `eventLimit` is reached a droppable event goes before any other. So a
+///   stream of unreliable messages never pushes out a reliable message or a notice of a client
+///   that reads slowly (issue 22, item 7), and holds at most `droppableLimit` payloads here.
 /// - Replies are never dropped. Instead the reader of requests calls `awaitReplyRoom()` before
 ///   taking the next request, which returns only while fewer than `replyLimit` replies wait: a
 ///   client that sends requests without reading the replies is held up by its own socket (the
@@ -24,6 +29,8 @@ public final class ControlOutbox<Message: Sendable>: Sendable {
         var replies = Queue()
         var nextSequence: UInt64 = 0
         var droppedEvents = 0
+        /// Droppable events, in a queue of their own (merged with the others by sequence).
+        var droppable = Queue()
         var finished = false
         var cancelled = false
         var nextWaiterID: UInt64 = 0
@@ -33,6 +40,25 @@ public final class ControlOutbox<Message: Sendable>: Sendable {
         mutating func takeWriter() -> Waiter? {
             defer { writer = nil }
             return writer
+        }
+
+        /// Events waiting, droppable or not.
+        var eventCount: Int { events.count + droppable.count }
+
+        /// The oldest waiting event of either queue, if any, and its sequence number.
+        var firstEvent: UInt64? {
+            switch (events.first?.sequence, droppable.first?.sequence) {
+            case (let e?, let d?): min(e, d)
+            case (let e?, nil): e
+            case (nil, let d?): d
+            case (nil, nil): nil
+            }
+        }
+
+        /// The oldest waiting event, out of its queue (there is one).
+        mutating func takeEvent() -> Message {
+            if let d = droppable.first?.sequence, events.first.map({ d < $0.sequence }) ?? true { return droppable.removeFirst() }
+            return events.removeFirst()
         }
 
         mutating func takeReader() -> Waiter? {
@@ -65,32 +91,46 @@ public final class ControlOutbox<Message: Sendable>: Sendable {
 
     /// Events kept at most while the client does not read.
     public let eventLimit: Int
+    /// Droppable events kept at most while the client does not read.
+    public let droppableLimit: Int
     /// Replies waiting at most before the reader of requests is held up.
     public let replyLimit: Int
     private let state: Locked<State>
 
-    public init(eventLimit: Int = 1024, replyLimit: Int = 64) {
-        precondition(eventLimit > 0 && replyLimit > 0)
+    public init(eventLimit: Int = 1024, replyLimit: Int = 64, droppableLimit: Int = 64) {
+        precondition(eventLimit > 0 && replyLimit > 0 && droppableLimit > 0)
         self.eventLimit = eventLimit
+        self.droppableLimit = min(droppableLimit, eventLimit)
         self.replyLimit = replyLimit
         state = Locked(State())
     }
 
     /// Events waiting, replies waiting, and events dropped so far.
     public var counts: (events: Int, replies: Int, droppedEvents: Int) {
-        state.withLock { ($0.events.count, $0.replies.count, $0.droppedEvents) }
+        state.withLock { ($0.eventCount, $0.replies.count, $0.droppedEvents) }
     }
 
-    /// Queues an event, dropping the oldest waiting event when `eventLimit` are waiting.
+    /// Queues an event. A droppable one is dropped itself when `droppableLimit` droppable events
+    /// (or `eventLimit` events) wait; another one makes room, when `eventLimit` are waiting, by
+    /// dropping the oldest droppable event, else the oldest event.
     /// Never blocks; ignored after `finish()` or `cancel()`.
-    public func pushEvent(_ event: Message) {
+    public func pushEvent(_ event: Message, droppable: Bool = false) {
+        let (eventLimit, droppableLimit) = (self.eventLimit, self.droppableLimit)
         let writer = state.withLock { state -> Waiter? in
             guard !state.finished && !state.cancelled else { return nil }
-            if state.events.count >= eventLimit {
-                _ = state.events.removeFirst()
+            if droppable, state.droppable.count >= droppableLimit || state.eventCount >= eventLimit {
+                state.droppedEvents += 1
+                return nil
+            }
+            if state.eventCount >= eventLimit {
+                _ = state.droppable.count > 0 ? state.droppable.removeFirst() : state.events.removeFirst()
                 state.droppedEvents += 1
             }
-            state.events.append((state.nextSequence, event))
+            if droppable {
+                state.droppable.append((state.nextSequence, event))
+            } else {
+                state.events.append((state.nextSequence, event))
+            }
             state.nextSequence += 1
             return state.takeWriter()
         }
@@ -122,13 +162,13 @@ public final class ControlOutbox<Message: Sendable>: Sendable {
         while true {
             let taken = state.withLock { state -> (message: Message?, done: Bool, reader: Waiter?) in
                 if state.cancelled { return (nil, true, nil) }
-                let event = state.events.first?.sequence
+                let event = state.firstEvent
                 let reply = state.replies.first?.sequence
                 let message: Message
                 switch (event, reply) {
                 case (nil, nil): return (nil, state.finished, nil)
-                case (let e?, let r?) where e < r: message = state.events.removeFirst()
-                case (_?, nil): message = state.events.removeFirst()
+                case (let e?, let r?) where e < r: message = state.takeEvent()
+                case (_?, nil): message = state.takeEvent()
                 default: message = state.replies.removeFirst()
                 }
                 let reader = state.replies.count < replyLimit ? state.takeReader() : nil
@@ -137,7 +177,7 @@ public final class ControlOutbox<Message: Sendable>: Sendable {
             taken.reader?.continuation.resume()
             if let message = taken.message { return message }
             if taken.done || Task.isCancelled { return nil }
-            await wait(\.writer) { $0.cancelled || $0.finished || $0.events.count + $0.replies.count > 0 }
+            await wait(\.writer) { $0.cancelled || $0.finished || $0.eventCount + $0.replies.count > 0 }
         }
     }
 

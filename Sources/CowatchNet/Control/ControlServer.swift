@@ -17,7 +17,8 @@ import Glibc
 /// connection stays usable, except for a line over `controlMaxLineBytes`, which closes it.
 ///
 /// Memory per client is bounded whatever the client does: a client that does not read loses its
-/// oldest events beyond 1024 waiting, and its requests are not read while 64 replies wait for it
+/// oldest events beyond 1024 waiting (a peer's unreliable messages first, and beyond 64 of them
+/// waiting: they never push out a reliable message or a notice), and its requests are not read while 64 replies wait for it
 /// (`ControlOutbox`), so one that pipelines requests without reading is slowed by its own socket.
 ///
 /// Threading: a `Service`; `run()` once.
@@ -91,11 +92,17 @@ public struct ControlServer: Service {
         }
     }
 
+    /// A peer's unreliable message: the first event a slow client loses (`ControlOutbox`).
+    private static func isDroppable(_ event: ControlEvent) -> Bool {
+        if case .message(let message) = event { return !message.reliable }
+        return false
+    }
+
     private func serve(_ connection: NIOAsyncChannel<ByteBuffer, ByteBuffer>) async {
         // The one queue between the daemon and this client, bounded both ways: events past the
         // limit drop the oldest, and requests are not read while too many replies wait.
         let outbox = ControlOutbox<Outgoing>()
-        let subscription = events.subscribe { outbox.pushEvent(.event($0)) }
+        let subscription = events.subscribe { outbox.pushEvent(.event($0), droppable: Self.isDroppable($0)) }
         do {
             try await connection.executeThenClose { inbound, outbound in
                 await withTaskGroup(of: Void.self) { group in

@@ -26,7 +26,9 @@ public enum RoomConnection {
         public let at: Double
     }
 
-    /// Messages queued either way before the link is given up (inbound) or a message dropped (outbound).
+    /// Messages queued either way before the link is given up (inbound) or a message dropped
+    /// (outbound); unreliable messenger messages take `LinkQueueAllowance.unreliableAllowance` of
+    /// them at most, and are dropped beyond it.
     static let queueLimit = 4096
 
     /// How the link is protected.
@@ -70,6 +72,7 @@ public enum RoomConnection {
                 }
                 group.addTask {
                     var framer = LineFramer(maxLineBytes: wireMaxLineBytes)
+                    var allowance = LinkQueueAllowance(limit: Self.queueLimit)
                     do {
                         for try await chunk in inbound {
                             let at = now()
@@ -77,7 +80,10 @@ public enum RoomConnection {
                                 guard case .line(let line) = item else {
                                     throw CowatchError(.protocolViolation, "the server sent an over-long line")
                                 }
-                                if case .dropped = messagesContinuation.yield(Arrival(message: try ServerMessage.decode(line: line), at: at)) {
+                                let message = try ServerMessage.decode(line: line)
+                                // A peer's unreliable stream takes its own share of the queue, and is dropped beyond it.
+                                if message.isUnreliableMessage, !allowance.admitsUnreliable { continue }
+                                guard allowance.yielded(messagesContinuation.yield(Arrival(message: message, at: at))) else {
                                     throw CowatchError(.flooding, "the room server sent faster than we can follow")
                                 }
                             }
@@ -91,7 +97,14 @@ public enum RoomConnection {
                     outgoingContinuation.finish()
                     group.cancelAll()
                 }
-                return try await body(messages, { outgoingContinuation.yield($0) }, fingerprint)
+                let sending = Locked(LinkQueueAllowance(limit: Self.queueLimit))
+                return try await body(messages, { message in
+                    sending.withLock { allowance in
+                        // Our unreliable messages wait in their own share of the queue, and are dropped beyond it.
+                        if message.isUnreliableMessage, !allowance.admitsUnreliable { return }
+                        _ = allowance.yielded(outgoingContinuation.yield(message))
+                    }
+                }, fingerprint)
             }
         }
     }

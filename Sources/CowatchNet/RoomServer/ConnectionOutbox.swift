@@ -1,15 +1,18 @@
 import CowatchCore
 import NIOCore
 
-/// What the room server still has to write to one connection, in two lanes, as encoded lines
+/// What the room server still has to write to one connection, in three lanes, as encoded lines
 /// (a broadcast is encoded once and the same buffer queued for every member).
 ///
 /// Sync traffic (time replies, timelines, notices, participant lists) goes in the first lane and
-/// is always written before the second, which carries chat and messenger traffic: a burst of
-/// messages never delays a clock probe's answer or a pause. The lanes are bounded: a peer that
-/// stops reading fills the first (it is then dropped, as before); unreliable messages are
-/// refused beyond `droppableLimit` queued (dropped, nobody else waits); reliable ones beyond
-/// `secondLaneLimit` drop the peer too. A marker (`pushMarker`) queued behind a reliable copy
+/// is always written before the others; then reliable chat and messenger traffic; unreliable
+/// messages last, in a lane of their own: a burst of messages never delays a clock probe's
+/// answer or a pause, and another sender's unreliable stream never queues ahead of a reliable
+/// message (issue 22, item 7). The lanes are bounded: a peer that stops reading fills the first
+/// (it is then dropped, as before); unreliable messages are refused beyond `droppableLimit`
+/// queued or `droppableByteLimit` bytes (dropped, nobody else waits); reliable ones beyond
+/// `secondLaneLimit` drop the peer too. One write carries at most `batchBytes` of messages (and
+/// at least one), so a sync line queued meanwhile waits behind that much at most. A marker (`pushMarker`) queued behind a reliable copy
 /// is reported (`onWritten`) once the write that carries it completed, so the server
 /// acknowledges a message only once its copies are written (`RoomSequencer.DeliveryTracker`).
 ///
@@ -33,6 +36,8 @@ final class ConnectionOutbox: Sendable {
     static let firstLaneLimit = 4096
     static let secondLaneLimit = 1024
     static let droppableLimit = 64
+    /// Bytes of unreliable messages queued at most (about eight of the largest).
+    static let droppableByteLimit = 512 * 1024
 
     /// What one write carries: lines (nil means "close after these") and the markers of the
     /// reliable copies among them.
@@ -50,6 +55,9 @@ final class ConnectionOutbox: Sendable {
     private struct State {
         var sync: [ByteBuffer?] = []
         var messages: [Entry] = []
+        /// Unreliable messages: after the reliable ones, and the first to go when full.
+        var droppable: [ByteBuffer] = []
+        var droppableBytes = 0
         var finished = false
         /// A drain is scheduled on the event loop (pushes meanwhile need not schedule another).
         var scheduled = false
@@ -60,7 +68,7 @@ final class ConnectionOutbox: Sendable {
         var syncCount: Int { sync.count }
         /// Messages in the second lane (markers not counted).
         var queuedMessages = 0
-        var isEmpty: Bool { sync.isEmpty && messages.isEmpty }
+        var isEmpty: Bool { sync.isEmpty && messages.isEmpty && droppable.isEmpty }
     }
 
     private let state = Locked(State())
@@ -86,12 +94,18 @@ final class ConnectionOutbox: Sendable {
             case .sync:
                 guard state.syncCount < Self.firstLaneLimit else { return .full }
                 state.sync.append(message)
-            case .message, .droppable:
+            case .message:
                 guard let message else { return .queued }
-                let limit = lane == .droppable ? Self.droppableLimit : Self.secondLaneLimit
-                guard state.queuedMessages < limit else { return lane == .droppable ? .dropped : .full }
+                guard state.queuedMessages < Self.secondLaneLimit else { return .full }
                 state.messages.append(.message(message))
                 state.queuedMessages += 1
+            case .droppable:
+                guard let message else { return .queued }
+                guard state.droppable.count < Self.droppableLimit,
+                    state.droppableBytes + message.readableBytes <= Self.droppableByteLimit
+                else { return .dropped }
+                state.droppable.append(message)
+                state.droppableBytes += message.readableBytes
             }
             return .queued
         }
@@ -213,18 +227,25 @@ final class ConnectionOutbox: Sendable {
 
     /// Messages written per batch at most: a sync message queued meanwhile waits for no more.
     static let messagesPerBatch = 16
+    /// Bytes of messages written per batch at most (at least one message goes).
+    static let batchBytes = 128 * 1024
 
+    /// The sync lane, then reliable messages (with their markers), then unreliable ones, within
+    /// `messagesPerBatch` and `batchBytes`.
     private static func take(_ state: inout State) -> Batch {
         var batch = Batch(messages: state.sync)
         state.sync = []
         var taken = 0
         var written = 0
+        var bytes = 0
+        let full = { (next: ByteBuffer) in written == messagesPerBatch || (written > 0 && bytes + next.readableBytes > batchBytes) }
         entries: for entry in state.messages {
             switch entry {
             case .message(let message):
-                if written == messagesPerBatch { break entries }
+                if full(message) { break entries }
                 batch.messages.append(message)
                 written += 1
+                bytes += message.readableBytes
             case .marker(let token):
                 // Markers follow their copies: one met before the cut belongs to this write.
                 batch.markers.append(token)
@@ -233,6 +254,17 @@ final class ConnectionOutbox: Sendable {
         }
         state.queuedMessages -= written
         state.messages.removeFirst(taken)
+        guard state.messages.isEmpty else { return batch }
+        var unreliable = 0
+        for message in state.droppable {
+            if full(message) { break }
+            batch.messages.append(message)
+            written += 1
+            bytes += message.readableBytes
+            unreliable += 1
+        }
+        for message in state.droppable.prefix(unreliable) { state.droppableBytes -= message.readableBytes }
+        state.droppable.removeFirst(unreliable)
         return batch
     }
 }

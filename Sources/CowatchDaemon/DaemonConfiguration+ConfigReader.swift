@@ -22,6 +22,9 @@ public struct DaemonFlags: Sendable {
     public var host: String?
     public var join: String?
     public var noTLS: Bool?
+    /// `--server-key sha256:…` (the key `--join HOST:PORT` pins) and `--trust-first-key`.
+    public var serverKey: String?
+    public var trustFirstKey: Bool?
     public var room: String?
     public var title: String?
     public var type: String?
@@ -136,6 +139,8 @@ extension DaemonConfiguration {
         put("host", flags.host.map(ConfigContent.string))
         put("join", flags.join.map(ConfigContent.string))
         put("no-tls", flags.noTLS.map(ConfigContent.bool))
+        put("server-key", flags.serverKey.map(ConfigContent.string))
+        put("trust-first-key", flags.trustFirstKey.map(ConfigContent.bool))
         put("room", flags.room.map(ConfigContent.string))
         put("title", flags.title.map(ConfigContent.string))
         put("type", flags.type.map(ConfigContent.string))
@@ -267,7 +272,7 @@ extension DaemonConfiguration {
     /// Every key the config file may hold (`drift` is an object of `driftKeys`).
     static let fileKeys: Set<String> = [
         "media", "name", "control", "mpv", "paused", "osd", "seek-timeout", "open-timeout", "log-level", "host", "join", "no-tls",
-        "room", "drift", "title", "type", "fallback-url", "on-end", "ready", "wait-for-me", "play-when-ready",
+        "server-key", "trust-first-key", "room", "drift", "title", "type", "fallback-url", "on-end", "ready", "wait-for-me", "play-when-ready",
         "wait-timeout", "room-secret-file", "managed", "unmanaged", "allow-scheme", "accept-open", "trust-host", "tls-cert", "tls-key",
         "auto-subtitles", "transfer-rate", "player-nice", "player-realtime", "map-port", "map-lease", "media-dir",
         "playlist", "syncplay-password-file", "syncplay-room-password-file", "syncplay-require-tls", "syncplay-ca-file", "syncplay-port",
@@ -397,6 +402,16 @@ extension DaemonConfiguration {
             guard endpoint.port > 0 else { throw CowatchError(.invalidConfiguration, "--join needs a port") }
             settings = RoomSettings(room: roomName, serverHost: endpoint.host, serverPort: endpoint.port)
         }
+        if let key = try layered.string("server-key") {
+            guard let fingerprint = CertificateFingerprint(text: key) else {
+                throw CowatchError(.invalidConfiguration, "server-key \(key.prefix(80)) is not a key such as sha256:… (the fp= of the host's invite)")
+            }
+            if let given = settings.fingerprint, given != fingerprint {
+                throw CowatchError(.invalidConfiguration, "--server-key contradicts the invite's fp=: drop one")
+            }
+            settings.fingerprint = fingerprint
+        }
+        settings.trustFirstKey = try layered.bool("trust-first-key") ?? false
         if try layered.bool("no-tls") == true {
             guard settings.fingerprint == nil else {
                 throw CowatchError(.invalidConfiguration, "--no-tls contradicts the invite's fp= (the server speaks TLS)")

@@ -302,7 +302,8 @@ actor RoomSession {
                 reportConnectFailure(failure)
             }
             return .lost
-        case .lost(let error as CowatchError) where error.code == .certificateMismatch || error.code == .unsafePath:
+        case .lost(let error as CowatchError)
+        where error.code == .certificateMismatch || error.code == .unsafePath || error.code == .keyNotPinned:
             // Someone may be in the middle, or our own files are unsafe: retrying cannot help.
             return .refused(error)
         case .lost(let error):
@@ -352,7 +353,17 @@ actor RoomSession {
             return .tls(expected: expected, knownHosts: nil)
         }
         let path = try KnownHosts.defaultPath(environment: ProcessInfo.processInfo.environment)
-        return .tls(expected: room.fingerprint, knownHosts: KnownHosts(path: path))
+        let knownHosts = KnownHosts(path: path)
+        if room.fingerprint == nil, room.secret != nil, !room.trustFirstKey,
+            try knownHosts.lookup(host: route.target.host, port: route.target.port) == nil
+        {
+            // Issue 22, item 13: a proof (or a new room's verifier) sent over a link pinned to the
+            // first key seen lets whoever answered first guess the secret offline.
+            throw CowatchError(
+                .keyNotPinned,
+                "not proving room \(room.room)'s secret to \(Invite.authority(host: route.target.host, port: route.target.port)): nothing pins that server's key (the invite has no fp=, no --server-key, no known_hosts entry), and whoever sits in the middle of a first connection could keep the proof and guess the secret offline. Join with the host's invite link (cowatch invite), or --server-key sha256:… from the host, or, having compared the key, --trust-first-key")
+        }
+        return .tls(expected: room.fingerprint, knownHosts: knownHosts)
     }
 
     private func session(

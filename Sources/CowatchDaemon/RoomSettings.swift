@@ -23,6 +23,8 @@ public struct RoomSettings: Sendable, Equatable {
     /// The server key to accept (`sha256:…`): from the invite; nil trusts the key `known_hosts`
     /// remembers for the server, or the first one seen.
     public var fingerprint: CertificateFingerprint?
+    /// `--trust-first-key`: prove (or set) the room's secret to a server whose key nothing pinned.
+    public var trustFirstKey = false
     /// Hosting: a certificate chain and key (PEM paths) for the embedded server; nil makes and
     /// keeps a self-signed one.
     public var certificate: CertificatePaths?

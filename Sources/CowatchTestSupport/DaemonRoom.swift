@@ -192,6 +192,9 @@ public final class DaemonRoom {
                     target = "127.0.0.1:\(link.port)"
                 }
                 flags = syncplay ? ["--join", "syncplay://\(target)/\(self.name)"] : ["--join", target, "--room", self.name]
+                // The server's key, as a host's invite carries it: a room secret is proved only
+                // over a pinned link (issue 22, item 13).
+                if !syncplay, let fingerprint = ownServer?.fingerprint { flags += ["--server-key", fingerprint] }
             }
         }
         return (media, flags)

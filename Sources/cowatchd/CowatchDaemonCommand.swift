@@ -99,6 +99,14 @@ struct CowatchDaemonCommand: AsyncParsableCommand {
     @Flag(name: .customLong("no-tls"), help: "Room link without TLS: neither encrypted nor authenticated. For loopback and tests only.")
     var noTLS = false
 
+    @Option(name: .long, help: ArgumentHelp(
+        "The room server's key (sha256:…, what its host's invite carries as fp=), for --join HOST:PORT: the link is pinned to it.",
+        valueName: "sha256:…"))
+    var serverKey: String?
+
+    @Flag(name: .long, help: "Prove (or set) a room secret to a server whose key is not pinned (no fp=, --server-key or known_hosts entry): whoever sits in the middle of this first connection could guess the secret offline.")
+    var trustFirstKey = false
+
     @Option(name: .long, help: ArgumentHelp("The room to watch in (default: cowatch).", valueName: "NAME"))
     var room: String?
 
@@ -318,6 +326,8 @@ struct CowatchDaemonCommand: AsyncParsableCommand {
             }
         }
         flags.noTLS = noTLS ? true : nil
+        flags.serverKey = serverKey
+        flags.trustFirstKey = trustFirstKey ? true : nil
         flags.room = room
         flags.title = title
         flags.type = type

@@ -92,7 +92,7 @@ struct IdentityBanTests {
         let secretFile = try writeSecretFile(Self.secret, in: directory)
         let wrongFile = try writeSecretFile("not the right one", in: directory, name: "wrong.secret")
         try await viewers.add("alice", arguments: ["--room-secret-file", secretFile])
-        let room = ["--join", viewers.address, "--room", "vault", "--no-osd"]
+        let room = ["--join", viewers.address, "--room", "vault", "--no-osd", "--server-key", viewers.server.fingerprint ?? ""]
 
         // Four wrong proofs as eve, from 127.0.0.1, each refused a moment later.
         for attempt in 1...4 {

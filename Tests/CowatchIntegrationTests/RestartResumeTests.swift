@@ -28,13 +28,14 @@ struct RestartResumeTests {
     func ownerAndOperatorResume() async throws {
         let media = try await TestMedia.file(.audioVideo)
         let room = try await DaemonRoom(media: media, room: "club")
-        try await room.add("alice")
-        try await room.add("bob")
-        try await room.add("cat")
+        // By address alone (an open room: the server's key is trusted on first use).
+        let flags = ["--join", room.address, "--room", "club", "--no-osd"]
+        try await room.add("alice", arguments: flags, roomFlags: false)
+        try await room.add("bob", arguments: flags, roomFlags: false)
+        try await room.add("cat", arguments: flags, roomFlags: false)
         try await room.waitJoined(0, participants: 3)
         try await room.clients[0].request(.setRole(name: "cat", role: .operator))
         try await room.waitRole(1, of: "cat", is: "operator")
-        let flags = ["--join", room.address, "--room", "club", "--no-osd"]
 
         for index in [0, 2] {
             let old = room.daemons[index]

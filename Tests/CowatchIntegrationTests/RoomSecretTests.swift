@@ -16,7 +16,7 @@ struct RoomSecretTests {
     func guardedRoom() async throws {
         let media = try await TestMedia.file(.audioVideo)
         let viewers = try await DaemonRoom(media: media, room: "vault")
-        let room = ["--join", viewers.server.address, "--room", "vault"]
+        let room = ["--join", viewers.server.address, "--room", "vault", "--server-key", viewers.server.fingerprint ?? ""]
         let directory = DaemonProcess.makeDirectory()
         let secretFile = try writeSecretFile(Self.secret + "\n", in: directory)
         // The creator gives the room its secret (from a file, with a trailing newline).
@@ -56,6 +56,29 @@ struct RoomSecretTests {
         seen += viewers.daemons.map(\.stderr)
         #expect(seen.allSatisfy { !$0.contains("horse") }, "the secret leaked")
         #expect(viewers.daemons[0].stderr.contains("joined room"), "the creator's debug log was read")
+    }
+
+    @Test("a secret is proved only to a pinned key: by address alone the daemon stops before connecting; --trust-first-key joins")
+    func unpinnedKey() async throws {
+        let media = try await TestMedia.file(.audioVideo)
+        let viewers = try await DaemonRoom(media: media, room: "vault")
+        defer { viewers.stopInBackground() }
+        let directory = DaemonProcess.makeDirectory()
+        let secretFile = try writeSecretFile(Self.secret, in: directory)
+        try await viewers.add("ann", arguments: ["--room-secret-file", secretFile])
+        let unpinned = ["--join", viewers.server.address, "--room", "vault", "--no-osd", "--room-secret-file", secretFile]
+        do {
+            let dan = try await DaemonProcess(name: "dan", media: media, extraArguments: unpinned)
+            dan.terminateInBackground()
+            Issue.record("dan started without a pinned key: \(dan.stderr)")
+        } catch {
+            #expect("\(error)".contains("not proving room vault's secret to \(viewers.server.address)"), "\(error)")
+            #expect("\(error)".contains("--trust-first-key"), "\(error)")
+        }
+        // Having compared the key, the person says so: it joins, and the key is pinned from then on.
+        try await viewers.add("dan", arguments: unpinned + ["--trust-first-key"], roomFlags: false)
+        try await viewers.waitJoined(0, participants: 2)
+        #expect(viewers.daemons[1].stderr.contains("first connection to \(viewers.server.address): its key"))
     }
 
     @Test("a secret file others may read is refused with unsafe-path and the fix; exit 2")

@@ -39,7 +39,7 @@ public enum SessionEndReason: Sendable, Hashable {
     /// rather than knocking again; only those that nothing but a restart can fix stop it, and only
     /// on its first join.
     public static let fatalCodes: Set<CowatchError.Code> = [
-        .nameTaken, .unsupportedVersion, .authFailed, .roomFull, .certificateMismatch, .unsafePath, .invalidInvite,
+        .nameTaken, .unsupportedVersion, .authFailed, .roomFull, .certificateMismatch, .unsafePath, .invalidInvite, .keyNotPinned,
     ]
     /// Of those, the ones that may pass, first join or not: someone else holds the name (they may
     /// leave, or its hold may lapse), the room is full, or the room of that name has another

@@ -90,6 +90,10 @@ public struct CowatchError: Error, Sendable, Hashable, CustomStringConvertible {
         /// A daemon refused media the room asked it to open (scheme not allowed, local path,
         /// `--accept-open`); the rest of the group carries on.
         public static let openRefused = Code(rawValue: "open-refused")
+        /// The daemon would prove (or set) a room secret to a server whose key nothing pinned (no
+        /// invite `fp=`, `--server-key` or known_hosts entry): it did not connect. A relay in the
+        /// middle of a first connection could otherwise guess the secret offline from the proof.
+        public static let keyNotPinned = Code(rawValue: "key-not-pinned")
         /// Another server of the cluster hosts the room (the message names it) and this client
         /// cannot follow a redirect (it lacks the `cluster` feature): connect there instead.
         public static let roomElsewhere = Code(rawValue: "room-elsewhere")

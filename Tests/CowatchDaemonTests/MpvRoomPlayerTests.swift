@@ -43,7 +43,8 @@ struct MpvRoomPlayerTests {
         #expect(try player.load("film.mkv") == nil)  // an mpv without entry ids
         #expect(mpv.calls == [
             .setFlag("pause", true), .setDouble("speed", 1.25),
-            .command(["loadfile", "https://example.org/film.mkv", "replace"]), .command(["loadfile", "film.mkv", "replace"]),
+            .command(["loadfile", "https://example.org/film.mkv", "replace", "access-references=no,load-unsafe-playlists=no"]),
+            .command(["loadfile", "film.mkv", "replace"]),
         ])
     }
 

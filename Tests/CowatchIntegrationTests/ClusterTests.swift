@@ -99,7 +99,10 @@ struct ClusterTests {
         let secretFile = try writeSecretFile("cluster secret\n", in: try makeTemporaryDirectory("cluster-secret"))
         let entries = [balancer.address, servers[1].address, servers[2].address]
         for (name, entry) in zip(["alice", "bob", "carol"], entries) {
-            try await room.add(name, arguments: ["--join", entry, "--room", Self.room, "--room-secret-file", secretFile], roomFlags: false)
+            // The cluster's servers share one key (one state directory, copied).
+            try await room.add(
+                name, arguments: ["--join", entry, "--room", Self.room, "--room-secret-file", secretFile, "--server-key", servers[0].fingerprint ?? ""],
+                roomFlags: false)
             if name == "alice" { #expect(try await redis.query(["GET", Self.key]) == servers[0].address) }
         }
         try await room.waitForParticipants(3)

@@ -228,24 +228,30 @@ public struct ServerAdmission: Sendable {
     /// A group action in `room`: false when over the participant's budget or its address's in
     /// that room (then neither is charged).
     public mutating func allowAction(from id: ConnectionID, in room: String, now: Double) -> Bool {
-        guard var connection = connections[id] else { return false }
-        let key = RoomAddress(room: room, address: connection.address)
-        var budgets = shared[key] ?? freshShared(now: now)
-        guard connection.actions.take(burst: configuration.actionBurst, rate: configuration.actionRate, now: now),
-            budgets.actions.take(burst: configuration.addressActionBurst, rate: configuration.addressActionRate, now: now)
-        else { return false }
-        connections[id] = connection
-        shared[key] = budgets
-        return true
+        take(
+            from: id, in: room, now: now, own: \.actions, configuration.actionBurst, configuration.actionRate,
+            shared: \.actions, configuration.addressActionBurst, configuration.addressActionRate)
     }
 
     /// A new stall in `room`: false when over the participant's budget or its address's there.
     public mutating func allowStall(from id: ConnectionID, in room: String, now: Double) -> Bool {
+        take(
+            from: id, in: room, now: now, own: \.stalls, configuration.stallBurst, configuration.stallRate,
+            shared: \.stalls, configuration.addressStallBurst, configuration.addressStallRate)
+    }
+
+    /// One token from the participant's bucket `own` and its address's `shared` in `room`, or
+    /// from neither.
+    private mutating func take(
+        from id: ConnectionID, in room: String, now: Double,
+        own: WritableKeyPath<Connection, Bucket>, _ ownBurst: Double, _ ownRate: Double,
+        shared bucket: WritableKeyPath<SharedBudgets, Bucket>, _ sharedBurst: Double, _ sharedRate: Double
+    ) -> Bool {
         guard var connection = connections[id] else { return false }
         let key = RoomAddress(room: room, address: connection.address)
         var budgets = shared[key] ?? freshShared(now: now)
-        guard connection.stalls.take(burst: configuration.stallBurst, rate: configuration.stallRate, now: now),
-            budgets.stalls.take(burst: configuration.addressStallBurst, rate: configuration.addressStallRate, now: now)
+        guard connection[keyPath: own].take(burst: ownBurst, rate: ownRate, now: now),
+            budgets[keyPath: bucket].take(burst: sharedBurst, rate: sharedRate, now: now)
         else { return false }
         connections[id] = connection
         shared[key] = budgets

@@ -32,33 +32,25 @@ struct LinkQueueAllowance {
     /// What a yield answered. Returns false when the queue dropped the item (it was full).
     mutating func yielded<T>(_ result: AsyncStream<T>.Continuation.YieldResult) -> Bool {
         switch result {
-        case .enqueued(let remaining):
-            room = remaining
-            return true
-        case .dropped:
-            room = 0
-            return false
-        case .terminated:
-            return true
-        @unknown default:
-            return true
+        case .enqueued(let remaining): noted(remaining: remaining)
+        case .dropped: noted(remaining: nil)
+        default: true
         }
     }
 
     /// The same for a throwing stream.
     mutating func yielded<T>(_ result: AsyncThrowingStream<T, any Error>.Continuation.YieldResult) -> Bool {
         switch result {
-        case .enqueued(let remaining):
-            room = remaining
-            return true
-        case .dropped:
-            room = 0
-            return false
-        case .terminated:
-            return true
-        @unknown default:
-            return true
+        case .enqueued(let remaining): noted(remaining: remaining)
+        case .dropped: noted(remaining: nil)
+        default: true
         }
+    }
+
+    /// The queue's free places after a yield (nil: it was full and dropped the item).
+    private mutating func noted(remaining: Int?) -> Bool {
+        room = remaining ?? 0
+        return remaining != nil
     }
 }
 

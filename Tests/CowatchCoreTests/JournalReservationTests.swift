@@ -156,11 +156,11 @@ struct JournalReservationTests: SequencerTesting {
     @Test("a transfer must move its minimum in every window; bursts within a window count")
     func transferProgress() {
         var progress = TransferWindow(start: 0)
-        progress.moved(70_000, now: 5)
+        progress.moved(70_000)
         do { let slow = progress.isTooSlow(now: 29, window: 30, minimum: 65_536); #expect(!slow) }
         do { let slow = progress.isTooSlow(now: 30, window: 30, minimum: 65_536); #expect(!slow) }
         // A byte now and then: the next window is too slow.
-        for t in stride(from: 31.0, to: 60, by: 5) { progress.moved(1, now: t) }
+        for t in stride(from: 31.0, to: 60, by: 5) { progress.moved(1) }
         do { let slow = progress.isTooSlow(now: 59, window: 30, minimum: 65_536); #expect(!slow) }
         do { let slow = progress.isTooSlow(now: 60, window: 30, minimum: 65_536); #expect(slow) }
     }

@@ -12,8 +12,8 @@ public struct TransferWindow: Sendable, Equatable {
         windowStart = start
     }
 
-    /// `bytes` moved at `now`.
-    public mutating func moved(_ bytes: Int, now: Double) {
+    /// `bytes` moved.
+    public mutating func moved(_ bytes: Int) {
         windowBytes += max(0, bytes)
     }
 

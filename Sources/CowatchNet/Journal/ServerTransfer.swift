@@ -98,7 +98,7 @@ enum ServerTransfer {
             guard let chunk = try await nextBytes(&chunks) else { return nil }
             try writer.append(chunk)
             received.withLock { $0 = writer.written }
-            progress.withLock { $0.moved(chunk.readableBytes, now: SystemClock.monotonicSeconds()) }
+            progress.withLock { $0.moved(chunk.readableBytes) }
         }
         guard writer.digest() == id else {
             store.delete(id)
@@ -133,7 +133,7 @@ enum ServerTransfer {
             guard chunk.readableBytes > 0 else { throw CowatchError(.ioError, "\(id) is shorter than \(size) bytes") }
             let bytes = chunk.readableBytes
             try await writer.write(chunk)
-            progress.withLock { $0.moved(bytes, now: SystemClock.monotonicSeconds()) }
+            progress.withLock { $0.moved(bytes) }
         }
         try await writer.drain()
     }

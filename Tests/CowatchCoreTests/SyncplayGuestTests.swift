@@ -44,6 +44,30 @@ struct SyncplayGuestTests {
         return guest
     }
 
+    @Test("a reconnect gives the room back the session token its first connection was given, so the name stays its own")
+    func reconnectCarriesToken() {
+        var first = Self.welcomed()
+        let kept = first.fromRoom(.welcome(.init(
+            name: "carol", room: "movies", timeline: Self.playing, participants: [], activity: Activity(url: "film.mkv"), token: "t0ken")), now: 11)
+        #expect(kept.contains(.keepToken("t0ken")))
+        var again = SyncplayGuest(configuration: .init())
+        _ = again.connected(now: 20)
+        _ = again.received([.hello(SyncplayHello(username: "carol", room: "movies", realVersion: "1.6.9"))], now: 20)
+        again.token = "t0ken"
+        guard case .hello(let said)? = Self.toRoom(again.roomConnected(now: 20)).first else {
+            Issue.record("no hello")
+            return
+        }
+        #expect(said.token == "t0ken")
+        var stranger = SyncplayGuest(configuration: .init())
+        _ = stranger.received([.hello(SyncplayHello(username: "carol", room: "movies", realVersion: "1.6.9"))], now: 20)
+        guard case .hello(let fresh)? = Self.toRoom(stranger.roomConnected(now: 20)).first else {
+            Issue.record("no hello")
+            return
+        }
+        #expect(fresh.token == nil, "a client the gateway has no token for proves nothing")
+    }
+
     @Test("STARTTLS is answered no without a certificate clients accept; hello opens the room connection; the welcome answers Syncplay's way")
     func joining() {
         var guest = SyncplayGuest(configuration: .init())

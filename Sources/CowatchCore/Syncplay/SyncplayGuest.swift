@@ -287,7 +287,9 @@ public struct SyncplayGuest: Sendable {
         let hello = ClientMessage.Hello(
             features: [WireFeature.chat, WireFeature.roles, WireFeature.playlist, WireFeature.secretHMAC], room: room, name: name,
             client: "syncplay \(clientVersion)", nonce: nonce,
-            status: ParticipantStatus(ready: ready))
+            // A reconnect of this client (same address, name and room) proves it is the one the
+            // name belongs to: without the token the room holds the name against it.
+            token: token, status: ParticipantStatus(ready: ready))
         return [.cowatch(.hello(hello))]
     }
 

@@ -50,11 +50,14 @@ struct ActionLatency: ParsableCommand {
         var playSpread: [Double] = []
         var orderToPaused: [Double] = []
         var setSpread: [Double] = []
+        var observerLag: [Double] = []
+        var observerLagSpread: [Double] = []
         for round in 0..<rounds {
             let pauser = round % viewers
             let asked = monotonicNow()
             try room.clients[pauser].request(.pause)
-            if let flips = Self.flips(watchers, to: 1, after: asked) {
+            let pauseFlips = Self.flips(watchers, to: 1, after: asked)
+            if let flips = pauseFlips {
                 pauseAll.append(flips.max()! - asked)
                 pauseSpread.append(flips.max()! - flips.min()!)
             } else {
@@ -64,6 +67,13 @@ struct ActionLatency: ParsableCommand {
             let timings = room.clients.map { try? PlayerStatus(json: $0.request(.getStatus)).drift?.pause }
             let sets = timings.compactMap { $0?.set }.filter { $0 >= asked }
             if sets.count == viewers { setSpread.append(sets.max()! - sets.min()!) }
+            // How late the IPC watcher sees each player's pause after its daemon set it: the
+            // observer's own share of the IPC spread (daemons and watchers share one clock).
+            if let flips = pauseFlips, sets.count == viewers, timings.allSatisfy({ ($0?.set ?? 0) >= asked }) {
+                let lags = zip(flips, timings).map { $0 - $1!.set! }
+                observerLag += lags
+                observerLagSpread.append(lags.max()! - lags.min()!)
+            }
             for timing in timings {
                 // From the order's arrival to the player's pause (a pauser that paused at once,
                 // before its order came back, is left out: see `pausesWithRoom`).
@@ -102,6 +112,8 @@ struct ActionLatency: ParsableCommand {
             Row(name: "pause: spread between players", values: pauseSpread, unit: .ms),
             Row(name: "pause: room's order → player paused (daemon)", values: orderToPaused, unit: .ms),
             Row(name: "pause: spread of pause set (daemon)", values: setSpread, unit: .ms),
+            Row(name: "pause: set → seen on IPC (observer's lag)", values: observerLag, unit: .ms),
+            Row(name: "pause: spread of the observer's lag", values: observerLagSpread, unit: .ms),
             Row(name: "play: spread between players", values: playSpread, unit: .ms),
             Row(name: "seek: request → every player there", values: seekAll, unit: .ms),
             Row(name: "seek: spread between players", values: seekSpread, unit: .ms),

@@ -132,7 +132,7 @@ struct CowatchServer: AsyncParsableCommand {
     var mapLease: Double?
 
     @Option(help: ArgumentHelp(
-        "Also take stock Syncplay clients (desktop, mobile, Kodi) into this server's rooms on [ADDR:]PORT (Syncplay's usual port is 8999). They cannot join rooms with a secret.",
+        "Also take stock Syncplay clients (desktop, mobile, Kodi) into this server's rooms on [ADDR:]PORT (Syncplay's usual port is 8999). They cannot join rooms with a secret, unless --syncplay-secret-rooms says so.",
         valueName: "[ADDR:]PORT"))
     var syncplayListen: String?
 
@@ -140,6 +140,11 @@ struct CowatchServer: AsyncParsableCommand {
         "With --syncplay-listen: a file (0600) holding the password Syncplay clients must give (Syncplay sends it as an unsalted MD5).",
         valueName: "PATH"))
     var syncplayPasswordFile: String?
+
+    @Option(help: ArgumentHelp(
+        "With --syncplay-password-file: let Syncplay clients that give that password into these rooms with a secret (all, or names separated by commas); the server proves each room's secret for them with the key it keeps. Syncplay's password is weak: see cowatch-server(1).",
+        valueName: "all|ROOM[,ROOM...]"))
+    var syncplaySecretRooms: String?
 
     @Option(help: ArgumentHelp("Log level on stderr: trace, debug, info, notice, warning, error, critical.", valueName: "LEVEL"))
     var logLevel = "warning"
@@ -253,7 +258,9 @@ struct CowatchServer: AsyncParsableCommand {
             boundPort.resume(port)
         }
         var services: [ServiceGroupConfiguration.ServiceConfiguration] = [.init(service: server)]
-        if let gateway = syncplayGateway(roomPort: boundPort, identity: identity, logger: logger) { services.append(.init(service: gateway)) }
+        if let gateway = syncplayGateway(roomPort: boundPort, identity: identity, verifiers: server.verifiers, logger: logger) {
+            services.append(.init(service: gateway))
+        }
         if let mapper = try portMapper(port: port, logger: logger) { services.append(.init(service: mapper)) }
         let group = ServiceGroup(
             configuration: .init(services: services, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
@@ -359,10 +366,13 @@ struct CowatchServer: AsyncParsableCommand {
     }
 
     /// `--syncplay-listen`: the listener that takes Syncplay clients into this server's rooms;
-    /// nil when not asked for. Exits 2 on a bad value or an unusable password file.
-    func syncplayGateway(roomPort: Reply<Int>, identity: ServerIdentity?, logger: Logger) -> SyncplayGateway? {
+    /// nil when not asked for. With `--syncplay-secret-rooms`, it proves those rooms' secrets with
+    /// the verifiers the server keeps (`verifiers`). Exits 2 on a bad value or an unusable
+    /// password file.
+    func syncplayGateway(roomPort: Reply<Int>, identity: ServerIdentity?, verifiers: RoomVerifiers, logger: Logger) -> SyncplayGateway? {
         guard let syncplayListen else {
             if syncplayPasswordFile != nil { fail("--syncplay-password-file needs --syncplay-listen", code: 2) }
+            if syncplaySecretRooms != nil { fail("--syncplay-secret-rooms needs --syncplay-listen", code: 2) }
             return nil
         }
         let endpoint: Endpoint
@@ -379,6 +389,21 @@ struct CowatchServer: AsyncParsableCommand {
                 fail(error.message, code: 2)
             }
         }
+        if let syncplaySecretRooms {
+            // Never by default: the Syncplay password then opens every room named.
+            guard guest.passwordHash != nil else {
+                fail("--syncplay-secret-rooms needs --syncplay-password-file: the password Syncplay clients must give instead of a room's secret", code: 2)
+            }
+            do {
+                guest.secretRooms = try SyncplaySecretRooms.parse(syncplaySecretRooms)
+            } catch {
+                fail("--syncplay-secret-rooms: \(error.message)", code: 2)
+            }
+            let which = guest.secretRooms == .all ? "every room with a secret" : "the rooms with a secret it names"
+            let clear = tlsCert == nil ? ", sent in clear (no --tls-cert)" : ""
+            FileHandle.standardError.write(Data(
+                "cowatch-server: WARNING: --syncplay-secret-rooms: the Syncplay password (an unsalted MD5 on the wire\(clear)) opens \(which); keep it as private as those secrets\n".utf8))
+        }
         // Stock clients refuse a certificate no authority signed: TLS only with one given (--tls-cert).
         var tls: NIOSSLContext?
         if tlsCert != nil, let identity {
@@ -393,6 +418,7 @@ struct CowatchServer: AsyncParsableCommand {
             host: endpoint.host, port: endpoint.port, roomPort: { let port = await roomPort.wait(timeout: 30, orElse: -1); return port > 0 ? port : nil }, roomKey: identity?.fingerprint,
             guest: guest)
         configuration.tls = tls
+        if guest.secretRooms != .none { configuration.roomVerifier = { room in await verifiers.verifier(of: room) } }
         return SyncplayGateway(configuration: configuration, logger: logger) { host, port in
             FileHandle.standardOutput.write(Data("cowatch-server: Syncplay clients on \(host):\(port)\n".utf8))
         }

@@ -157,6 +157,25 @@ struct SyncplayClientInteropTests {
         // Readiness: carol toggles hers, the daemons hear it.
         carol.say("t")
         _ = try await room.expectNotices("ready", actor: "carol", timeout: 15)
+
+        // Roles in Syncplay's words: the room's owner is listed as an operator; carol's claim with
+        // a password fails, told how control is given here; made an operator by the owner, her
+        // client says she is one. (Each listed file has a size: no KeyError in its OSD code.)
+        let owners = try await alice.request(.getParticipants).arrayValue?.filter { $0["role"]?.stringValue == "owner" }
+        let owner = try #require(owners?.first?["name"]?.stringValue)
+        let ownerIndex = try #require(room.names.firstIndex(of: owner))
+        #expect(await eventually(timeout: 10) {
+            carol.say("l")
+            await pause(0.5)
+            return carol.log.split(separator: "\n").contains { $0.contains("(Operator)") && $0.contains("<\(owner)>") }
+        }, "\(carol.log)")
+        carol.say("a AB-123-456")
+        #expect(await eventually(timeout: 10) {
+            carol.log.contains("carol failed to identify as a room operator") && carol.log.contains("cowatch op carol")
+        }, "\(carol.log)")
+        _ = try await room.clients[ownerIndex].request(.setRole(name: "carol", role: .operator))
+        #expect(await eventually(timeout: 10) { carol.log.contains("carol authenticated as a room operator") }, "\(carol.log)")
+        #expect(!carol.log.contains("Traceback"), "\(carol.log)")
         #expect(room.daemons.allSatisfy { $0.process.isRunning })
     }
 }

@@ -12,7 +12,8 @@ import Foundation
 /// Threading: one test task; the blocking reads run off the pool (`offPool`).
 final class SyncplayTestPeer {
     private(set) var machine: SyncplayClient
-    private let fd: Int32
+    /// -1 once `drop` closed it.
+    private var fd: Int32
     private var framer = LineFramer(maxLineBytes: SyncplayCodec.maxLineBytes)
     private(set) var notices: [SyncplayNotice] = []
     private(set) var chats: [(from: String, message: String)] = []
@@ -25,16 +26,60 @@ final class SyncplayTestPeer {
     /// The managed room the server made for us, and its password.
     private(set) var managed: (room: String, password: String)?
 
-    init(port: Int, _ configuration: SyncplayClient.Configuration) throws {
+    /// Connects to 127.0.0.1:`port`, from loopback address `source` when given (another address
+    /// of 127/8, so the server sees another client address).
+    init(port: Int, from source: String? = nil, _ configuration: SyncplayClient.Configuration) throws {
         machine = SyncplayClient(configuration: configuration)
-        guard let fd = LoopbackSocket.connect(port: port) else {
+        guard let fd = source.map({ Self.connect(port: port, from: $0) }) ?? LoopbackSocket.connect(port: port) else {
             throw TestFailure("cannot connect to the Syncplay server on port \(port)")
         }
         self.fd = fd
         try perform(machine.connected(now: monotonicNow()))
     }
 
-    deinit { close(fd) }
+    deinit { if fd >= 0 { close(fd) } }
+
+    /// The connection dropped abruptly: a reset, no goodbye (as a blip on the client's network
+    /// or a killed client would leave it).
+    func drop() {
+        guard fd >= 0 else { return }
+        var linger = Glibc.linger(l_onoff: 1, l_linger: 0)
+        setsockopt(fd, SOL_SOCKET, SO_LINGER, &linger, socklen_t(MemoryLayout<Glibc.linger>.size))
+        close(fd)
+        fd = -1
+    }
+
+    /// Sends `commands` as one line, past the machine (what a stock client says that the
+    /// machine would not, e.g. a claim of control the server does not offer).
+    func sendRaw(_ commands: [SyncplayCommand]) throws {
+        try perform([.send(commands)])
+    }
+
+    /// A socket bound to `source` and connected to 127.0.0.1:`port`; nil when that fails.
+    private static func connect(port: Int, from source: String) -> Int32? {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard fd >= 0 else { return nil }
+        var local = sockaddr_in()
+        local.sin_family = sa_family_t(AF_INET)
+        guard inet_pton(AF_INET, source, &local.sin_addr) == 1 else {
+            close(fd)
+            return nil
+        }
+        var target = sockaddr_in()
+        target.sin_family = sa_family_t(AF_INET)
+        target.sin_port = in_port_t(UInt16(port).bigEndian)
+        target.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let size = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafePointer(to: &local) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, size) == 0 } }
+        let connected = bound && withUnsafePointer(to: &target) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(fd, $0, size) == 0 }
+        }
+        guard connected else {
+            close(fd)
+            return nil
+        }
+        return fd
+    }
 
     /// Where the ideal player is: on the room's timeline (at 0, paused, before it has one).
     var player: SyncplayClient.PlayerReading {
@@ -58,7 +103,7 @@ final class SyncplayTestPeer {
         let deadline = monotonicNow() + timeout
         while !condition(self) {
             let left = deadline - monotonicNow()
-            guard left > 0, failure == nil else { return condition(self) }
+            guard left > 0, failure == nil, fd >= 0 else { return condition(self) }
             let fd = fd
             let bytes = await offPool { () -> [UInt8]? in
                 var ready = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)

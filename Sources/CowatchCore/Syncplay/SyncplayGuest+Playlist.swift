@@ -7,6 +7,8 @@ extension SyncplayGuest {
     mutating func greet(now: Double) -> [Action] {
         guard !greeted, let name, let room else { return [] }
         greeted = true
+        // The list the client asks for next names the room's controllers as they are now.
+        toldControllers = Set(participants.filter(\.role.isPrivileged).map(\.name))
         var actions: [Action] = []
         for person in participants {
             actions.append(.syncplay([.set([.ready(SyncplayReady(username: person.name, isReady: person.status.ready, manuallyInitiated: false))])]))

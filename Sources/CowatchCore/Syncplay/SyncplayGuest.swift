@@ -22,6 +22,13 @@
 ///   directories. Its own changes become room edits under its role (remove, move, add a URL,
 ///   choose the current entry); what names cannot say (a file the room does not list) is refused
 ///   in its chat and its list put back. A room whose list is empty leaves the client its own.
+/// - Roles as Syncplay's controllers (`SyncplayGuest+Controllers.swift`): owners and operators
+///   listed as controllers, someone made an operator announced with `controllerAuth`'s success,
+///   someone made a member again with the whole list; the client's own claim (`controllerAuth`
+///   with a password) is refused, saying how control is given in a Cowatch room.
+/// - A room with a secret (`SyncplayGuest+Secret.swift`): only for a client that gave the
+///   Syncplay password, with the secret the gateway was given or the verifier key its server
+///   keeps for the room (`Configuration.secretRooms`).
 ///
 /// Threading: a value type; one owner (the connection's driver task).
 public struct SyncplayGuest: Sendable {
@@ -44,6 +51,10 @@ public struct SyncplayGuest: Sendable {
         /// only beside a Syncplay password (`passwordHash`), which they proved instead (a hosting
         /// daemon's own room). Without it, a room with a secret turns them away.
         public var roomSecret: RoomSecretValue?
+        /// The rooms with a secret a client that gave the Syncplay password (`passwordHash`) may
+        /// join through the verifier key the server keeps for the room (`cowatch-server
+        /// --syncplay-secret-rooms`): the guest asks for it (`Action.lookUpVerifier`). None by default.
+        public var secretRooms: SyncplaySecretRooms
 
         public init(
             passwordHash: String? = nil, tls: Bool = false, motd: String = "This is a Cowatch room, joined from Syncplay.",
@@ -57,6 +68,7 @@ public struct SyncplayGuest: Sendable {
             self.aheadLimit = aheadLimit
             self.behindLimit = behindLimit
             roomSecret = nil
+            secretRooms = .none
         }
     }
 
@@ -74,6 +86,9 @@ public struct SyncplayGuest: Sendable {
         /// The room's session token for this client: give it back (`token`) when the same client
         /// comes again, so its name is still its own.
         case keepToken(String)
+        /// Find the verifier the server keeps for this room (salt and key; never logged) and give
+        /// it to `storedVerifier` (nil when there is none).
+        case lookUpVerifier(room: String)
     }
 
     public let configuration: Configuration
@@ -107,7 +122,10 @@ public struct SyncplayGuest: Sendable {
     private var mediaName: String?
     /// A held timeline (after a seek) this client has not yet said it landed on.
     private var holdingSeq: Int?
-    private var clientRTT: Double = 0
+    /// The client's round trip and forward delay, measured as Syncplay's server measures them.
+    private var ping = SyncplayServerPing()
+    /// When a client that drifted too far was last put back.
+    private var lastPutBack = -Double.infinity
     /// ignoringOnTheFly: our forced change not yet echoed by the client; its change to echo.
     private var serverIgnoring = 0
     private var forcedCount = 0
@@ -138,6 +156,12 @@ public struct SyncplayGuest: Sendable {
     /// Chat lines that came before the greeting (the room's history), said after it.
     var heldChat: [Action] = []
     static let heldChatLimit = 64
+    /// The room's challenge waiting for the verifier the server keeps (`lookUpVerifier`).
+    var pendingSecret: PendingSecret?
+    /// The room lets only owners and operators control playback (its welcome said so).
+    var managedRoom = false
+    /// Who the client was told is a controller (the last `List`, then `controllerAuth`s).
+    var toldControllers: Set<String> = []
     /// How long a greeting waits for the room's list before going without it (seconds).
     static let playlistWait = 2.0
 
@@ -202,18 +226,21 @@ public struct SyncplayGuest: Sendable {
                 case .file(let file):
                     self.file = file
                     // Syncplay's server tells the room, the client too: it then lists and plays on.
-                    if let name { actions.append(.syncplay([.set([.user(SyncplayUserUpdate(username: name, room: room, file: file))])])) }
+                    if let name { actions.append(.syncplay([.set([.user(SyncplayUserUpdate(username: name, room: room, file: Self.listed(file)))])])) }
                 case .playlistChange(let files, _):
                     actions += clientPlaylist(files)
                 case .playlistIndex(let index, _):
                     actions += clientPlaylistIndex(index)
+                case .controllerAuth:
+                    // Its room and password are not read: no answer depends on them.
+                    actions += controllerClaim()
                 default:
-                    break  // rooms and managed rooms: not offered to Syncplay clients yet
+                    break  // changing rooms: not offered to Syncplay clients
                 }
             }
             return actions
         case .list:
-            return [.syncplay([.list(userList())])]
+            return listLines()
         case .error:
             return [.close(CowatchError(.ioError, "the Syncplay client said goodbye with an error"))]
         }
@@ -238,7 +265,7 @@ public struct SyncplayGuest: Sendable {
         return [.connectRoom(hello.room)]
     }
 
-    private mutating func refuse(_ code: CowatchError.Code, _ message: String) -> [Action] {
+    mutating func refuse(_ code: CowatchError.Code, _ message: String) -> [Action] {
         [.syncplay([.error(message)]), .close(CowatchError(code, message))]
     }
 
@@ -249,12 +276,13 @@ public struct SyncplayGuest: Sendable {
             clientStamp = stamp
             clientStampAt = now
         }
-        if let rtt = state.ping?.clientRtt, rtt.isFinite, rtt >= 0, rtt < 60 { clientRTT = rtt }
+        if let stamp = state.ping?.latencyCalculation { ping.received(echoed: stamp, clientRtt: state.ping?.clientRtt, now: now) }
         if let echoed = state.ignoring?.server, echoed == serverIgnoring { serverIgnoring = 0 }
         if let counter = state.ignoring?.client { clientIgnoringToEcho = counter }
         // While a change we forced is not yet echoed, what the client says predates it.
         guard serverIgnoring == 0, let playstate = state.playstate, let paused = playstate.paused, let timelines else { return [] }
-        let position = playstate.position + (paused ? 0 : clientRTT / 2)
+        // Where it was when it said so is where it is by now: Syncplay's server adds the same delay.
+        let position = playstate.position + (paused ? 0 : ping.forwardDelay)
         let expected = Self.shown(timelines, at: now)
         if let seq = holdingSeq, abs(playstate.position - expected.position) < 1 {
             // It landed on the held position: the room may go on.
@@ -272,8 +300,13 @@ public struct SyncplayGuest: Sendable {
             return [.cowatch(.action(.init(id: id, kind: .seek, position: max(0, position), from: expected.position)))]
         }
         let drift = position - expected.position
-        var actions: [Action] = [.cowatch(.report(drift: drift, rtt: clientRTT))]
-        if expected.playing && (drift > configuration.aheadLimit || -drift > configuration.behindLimit) {
+        var actions: [Action] = [.cowatch(.report(drift: drift, rtt: ping.average))]
+        // At most once a State interval: a client that answers a forced state at once, still off
+        // (a player that cannot seek there), is not put back at the speed of the network.
+        if expected.playing && (drift > configuration.aheadLimit || -drift > configuration.behindLimit),
+            now - lastPutBack >= configuration.stateInterval
+        {
+            lastPutBack = now
             actions += forced(now: now, doSeek: true)
         }
         return actions
@@ -302,23 +335,14 @@ public struct SyncplayGuest: Sendable {
             case .open, .new:
                 return [.cowatch(.auth(.init()))]
             case .secret(let salt):
-                // Only a client that gave this gateway's Syncplay password, for the room whose
-                // secret the gateway was given.
-                guard let secret = configuration.roomSecret, configuration.passwordHash != nil, let name, let room,
-                    let verifier = try? RoomSecret.verifier(secret: secret.text, salt: salt)
-                else {
-                    return refuse(.authFailed, "This Cowatch room has a secret, which Syncplay clients cannot prove: ask its host for a room without one")
-                }
-                let proof = RoomSecret.proof(
-                    key: verifier.key, side: .client, room: room, name: name, clientNonce: nonce, serverNonce: challenge.nonce,
-                    fingerprint: serverFingerprint)
-                return [.cowatch(.auth(.init(proof: proof)))]
+                return secretChallenge(salt: salt, serverNonce: challenge.nonce)
             }
         case .welcome(let welcome):
             welcomed = true
             name = welcome.name
             timelines = TimelinePair(welcome.timeline)
             participants = welcome.participants
+            managedRoom = welcome.policy.managed
             mediaName = welcome.activity.displayTitle
             holdingSeq = welcome.timeline.holding ? welcome.timeline.seq : nil
             welcomedAt = now
@@ -373,9 +397,15 @@ public struct SyncplayGuest: Sendable {
         case .notice(let notice):
             switch notice.action {
             case .join where notice.actor != name:
+                // Syncplay's client adds a joiner as no controller: told again if it is one.
+                toldControllers.remove(notice.actor)
                 return [.syncplay([.set([.user(SyncplayUserUpdate(username: notice.actor, room: room, event: .joined))])])]
+                    + syncControllers()
             case .leave where notice.actor != name:
+                toldControllers.remove(notice.actor)
                 return [.syncplay([.set([.user(SyncplayUserUpdate(username: notice.actor, room: room, event: .left))])])]
+            case .op, .deop:
+                return roleChanged(notice)
             case .ready, .unready:
                 return [.syncplay([.set([.ready(SyncplayReady(username: notice.actor, isReady: notice.action == .ready, manuallyInitiated: true))])])]
             default:
@@ -383,7 +413,7 @@ public struct SyncplayGuest: Sendable {
             }
         case .participants(let list):
             participants = list
-            return []
+            return syncControllers()
         case .chat(let line):
             guard !line.history || welcomed else { return [] }
             let said = Action.syncplay([.chat(SyncplayChat(username: line.from, message: String(line.text.prefix(150))))])
@@ -413,7 +443,7 @@ public struct SyncplayGuest: Sendable {
         let expected = timelines.map { Self.shown($0, at: now) } ?? (position: 0, playing: false)
         let echo = clientStamp.map { $0 + max(0, now - clientStampAt) }
         var state = SyncplayState(
-            ping: SyncplayState.Ping(latencyCalculation: now, clientLatencyCalculation: echo, serverRtt: clientRTT),
+            ping: SyncplayState.Ping(latencyCalculation: now, clientLatencyCalculation: echo, serverRtt: ping.roundTrip),
             playstate: SyncplayState.Playstate(position: max(0, expected.position), paused: !expected.playing, doSeek: doSeek, setBy: setBy))
         if serverIgnoring != 0 || clientIgnoringToEcho != nil {
             state.ignoring = SyncplayState.Ignoring(server: serverIgnoring == 0 ? nil : serverIgnoring, client: clientIgnoringToEcho)
@@ -444,7 +474,7 @@ public struct SyncplayGuest: Sendable {
         return [.syncplay([.chat(SyncplayChat(username: "Cowatch", message: text))])]
     }
 
-    private func userList() -> [SyncplayListedUser] {
+    func userList() -> [SyncplayListedUser] {
         guard let room else { return [] }
         let now = lastStateSent ?? 0
         let position = timelines?.expected(at: now).position
@@ -453,9 +483,20 @@ public struct SyncplayGuest: Sendable {
         return participants.map { person in
             SyncplayListedUser(
                 room: room, username: person.name, position: position.map { $0 + (person.drift ?? 0) },
-                file: person.name == name ? file : roomFile, controller: person.role.isPrivileged, isReady: person.status.ready,
-                features: SyncplayFeatures())
+                file: (person.name == name ? file : roomFile).map(Self.listed), controller: person.role.isPrivileged,
+                isReady: person.status.ready, features: SyncplayFeatures())
         }
+    }
+
+    /// A file as Syncplay's client reads it in a list or a user update: it compares every file's
+    /// `size` and `duration` with its own, and a missing one stops its OSD code (`KeyError`). An
+    /// unknown size is 0 (Syncplay's "unknown: the same", `utils.sameFilesize`), an unknown
+    /// duration 0 (only a file of another name lacks one: the client already says it differs).
+    static func listed(_ file: SyncplayFile) -> SyncplayFile {
+        var file = file
+        if file.duration == nil { file.duration = 0 }
+        if file.size == nil && file.sizeHash == nil { file.size = 0 }
+        return file
     }
 
     /// What this gateway says it can do, as a Syncplay server.
@@ -463,6 +504,10 @@ public struct SyncplayGuest: Sendable {
         var features = SyncplayFeatures()
         features.isolateRooms = true
         features.readiness = true
+        // No Syncplay managed rooms (`+base:HASH`, made with a password): with this false a stock
+        // client refuses "create managed room" itself, saying the server does not support it. Roles
+        // reach it all the same (`controller` in the list, `controllerAuth` broadcasts), and its
+        // "identify as operator" is answered with how control is given here.
         features.managedRooms = false
         features.persistentRooms = false
         features.chat = true

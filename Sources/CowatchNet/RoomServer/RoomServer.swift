@@ -41,6 +41,9 @@ public struct RoomServer: Service {
     private let clock: any MonotonicClock
     /// The film streams' relay waits (shorter in tests).
     var relayLimits = StreamRelay.Limits()
+    /// The rooms' secret verifiers, read in-process while the server runs (`cowatch-server
+    /// --syncplay-secret-rooms`).
+    public let verifiers = RoomVerifiers()
 
     /// - Parameter identity: the TLS certificate and key; nil serves plaintext (`--no-tls`).
     /// - Parameter cluster: share rooms with other servers through Redis (see `ClusterGate`).
@@ -110,6 +113,8 @@ public struct RoomServer: Service {
             sequencer: sequencer, state: state, store: store, cluster: clusterGate,
             realtime: realtimePriority.map { ($0, MultiThreadedEventLoopGroup.singleton) }, clock: clock,
             relayLimits: relayLimits, logger: logger)
+        verifiers.attach(hub)
+        defer { verifiers.attach(nil) }
         try await withShutdownClosing(server.channel) {
             try await withThrowingDiscardingTaskGroup { group in
                 group.addTask { try? await hub.runTimers() }

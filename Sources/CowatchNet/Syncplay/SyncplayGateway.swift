@@ -37,6 +37,10 @@ public struct SyncplayGateway: Service {
         /// TLS for the clients that ask (STARTTLS), with a certificate they accept (one an
         /// authority signed: `--tls-cert`); nil: STARTTLS is answered "false". Set `guest.tls` with it.
         public var tls: NIOSSLContext?
+        /// The verifier (salt and scrypt key) the room server keeps for a room, read in-process
+        /// from its own state, for the rooms with a secret `guest.secretRooms` lets Syncplay
+        /// clients into; nil: none is looked up (such rooms turn them away). Never logged.
+        public var roomVerifier: (@Sendable (String) async -> RoomVerifier?)?
 
         public init(
             host: String, port: Int, roomPort: @escaping @Sendable () async -> Int?, roomKey: CertificateFingerprint?,
@@ -148,6 +152,8 @@ struct SyncplayGuestConnection {
         case roomUp(RoomConnection.Send, fingerprint: String)
         case room(ServerMessage)
         case roomClosed(String)
+        /// The verifier the room server keeps for the guest's room (`lookUpVerifier`).
+        case verifier(RoomVerifier?)
         case tick
     }
 
@@ -224,6 +230,8 @@ struct SyncplayGuestConnection {
                         actions = guest.fromRoom(message, now: now)
                     case .roomClosed(let why):
                         actions = [.syncplay([.error("The Cowatch room closed the connection: \(why)")]), .close(CowatchError(.ioError, why))]
+                    case .verifier(let verifier):
+                        actions = guest.storedVerifier(verifier, now: now)
                     case .tick:
                         if writer.waited(now: now) > configuration.writeTimeout {
                             closing = CowatchError(.timeout, "the Syncplay client read nothing for \(Int(configuration.writeTimeout)) s")
@@ -267,6 +275,10 @@ struct SyncplayGuestConnection {
                             room?(message)
                         case .close(let error):
                             closing = error
+                        case .lookUpVerifier(let room):
+                            // Off the guest's task: the room server's actor answers in its turn.
+                            let lookUp = configuration.roomVerifier
+                            group.addTask { continuation.yield(.verifier(await lookUp?(room))) }
                         case .keepToken(let token):
                             let key = "\(address)|\(guest.name ?? "")|\(guest.room ?? "")"
                             tokens.withLockedValue { tokens in

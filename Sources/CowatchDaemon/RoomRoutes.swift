@@ -68,6 +68,7 @@ extension ControlCommand {
         case .share(let path): .reply { room, _ throws(CowatchError) in try await room.share(path: path) }
         case .unshare: .reply { room, _ throws(CowatchError) in try await room.unshare() }
         case .getShares: .reply { room, _ in await room.sharesReply() }
+        case .manage: .reply { room, timeout throws(CowatchError) in try await room.manageSyncplayRoom(timeout: timeout) }
         case .getProperty, .quit: nil
         }
     }

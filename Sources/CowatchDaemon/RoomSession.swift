@@ -67,6 +67,9 @@ actor RoomSession {
     /// Where the next connection goes: our server, or the cluster server it redirected us to
     /// (see RoomSession+Cluster.swift).
     var route: ClusterRoute
+    /// In a Syncplay room: the managed room made here (reconnects go there) and `manage` for the
+    /// link that is up (RoomSession+Syncplay.swift).
+    let syncplayControl = SyncplayLinkControl()
 
     /// Roles given or taken (op/deop notices) since the last participant list, which arrives
     /// only once a second: an operator's switch right after its op is judged by its new role.
@@ -263,7 +266,7 @@ actor RoomSession {
         let ownMedia = own
         let settings = SyncplayLink.Settings(
             host: syncplay.address.host, port: syncplay.address.port, client: syncplay.client(name: configuration.name),
-            extraTrustRoots: syncplay.extraTrustRoots,
+            extraTrustRoots: syncplay.extraTrustRoots, control: syncplayControl,
             identify: { name in
                 if !ownMedia.isEmpty, (ownMedia as NSString).lastPathComponent == name,
                     let identity = try? await MediaDirectoryIndexer.identity(ofFile: ownMedia)

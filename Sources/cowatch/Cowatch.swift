@@ -16,7 +16,7 @@ struct Cowatch: ParsableCommand {
         subcommands: [
             Play.self, Pause.self, Toggle.self, Seek.self, Speed.self, Status.self, Events.self, Participants.self,
             Leave.self, Join.self, End.self, Open.self, Accept.self, Ready.self, Unready.self, WaitForMe.self, Op.self,
-            Deop.self, Kick.self, InviteLink.self, Chat.self, Send.self, OSD.self, Attach.self, Attachments.self,
+            Deop.self, Kick.self, Manage.self, InviteLink.self, Chat.self, Send.self, OSD.self, Attach.self, Attachments.self,
             Detach.self, Fetch.self, PlaylistGroup.self, AddToPlaylist.self, RemoveFromPlaylist.self, MoveInPlaylist.self,
             JumpInPlaylist.self, NextInPlaylist.self, PrevInPlaylist.self, RepeatPlaylist.self, ShufflePlaylist.self,
             Share.self, Unshare.self, Shares.self, GetProperty.self, Forget.self, Quit.self,

@@ -17,7 +17,7 @@ struct ControlProtocolTests {
         .getInvite(host: nil), .getInvite(host: "203.0.113.7"), .chat("héllo, \"friends\""), .getChat,
         .sendMessage(.init(topic: "game", payload: ["move": 3], to: ["bob"], reliable: false)),
         .sendMessage(.init(topic: "t", payload: .null)), .showRoom, .share(path: nil), .share(path: "/films/a b.mkv"),
-        .unshare, .getShares,
+        .unshare, .getShares, .manage,
     ] + PlaylistControlTests.everyCommand
 
     @Test("the round-trip list holds every command name the daemon knows")

@@ -67,6 +67,10 @@ struct ControlReplyCodecTests {
                 serving: [.init(to: "carol", name: "other.mkv", sent: 7, rate: 0)]),
             #"{"offers":[{"by":"alice","fingerprint":"ab","name":"film.mkv","size":200000000}],"receiving":{"ahead":4096,"from":"alice","name":"film.mkv","on_disk":3145728,"problem":"slow","rate":2500000,"received":1024},"serving":[{"name":"other.mkv","rate":0,"sent":7,"to":"carol"}]}"#
         ),
+        (
+            ManagedRoomReply(room: "+film:ABCDEF123456", password: "AB-123-456", link: "syncplay://h/+film:ABCDEF123456", created: true),
+            #"{"created":true,"link":"syncplay://h/+film:ABCDEF123456","password":"AB-123-456","room":"+film:ABCDEF123456"}"#
+        ),
     ] + PlaylistControlTests.replyGolden
 
     static var replies: [any ControlReplyData] { golden.map(\.0) }
@@ -166,6 +170,8 @@ struct ControlReplyCodecTests {
         ("invite", #"{"invite":"i","reachability":{"summary":"s"}}"#),
         ("invite", #"{"invite":"i","reachability":{"state":"mapped","summary":"s","method":"upnp"}}"#),
         ("invite", #"[{"invite":"i"}]"#),
+        ("manage", #"{}"#), ("manage", #"{"room":"r","password":"p","link":"l"}"#), ("manage", #"{"room":"r","password":7,"link":"l","created":true}"#),
+        ("manage", #"{"room":"r","password":"p","link":"l","created":"yes"}"#), ("manage", #"[]"#),
     ]
 
     static func read(_ kind: String, _ line: String) throws(CowatchError) {
@@ -179,6 +185,7 @@ struct ControlReplyCodecTests {
         case "send": _ = try SendMessageReply(line: bytes)
         case "room": _ = try ShowRoomReply(line: bytes)
         case "invite": _ = try InviteReply(line: bytes)
+        case "manage": _ = try ManagedRoomReply(line: bytes)
         default: Issue.record("no reply type \(kind)")
         }
     }

@@ -179,15 +179,18 @@ struct SyncplayBridgeTests {
         #expect(abs((bob?.drift ?? 0) + 0.5) < 0.01, "bob is half a second behind the room: \(String(describing: bob?.drift))")
     }
 
-    @Test("Syncplay hears the room's position moved by the daemon's measured drift, never a loading player's 0")
+    @Test("Syncplay hears the room's position moved by the daemon's measured drift (and by the server's delay estimate), never a loading player's 0")
     func reportedPosition() throws {
         var (bridge, _) = Self.welcomed(now: 1)
-        _ = bridge.fromDaemon(.report(drift: 0.02, rtt: 0.001), now: 2)
-        let answer = bridge.received(Server.serverState(position: 101, paused: false, stamp: 5001, echoed: 1), now: 2)
+        // A first echo places the server's clock (and the timeline with it).
+        _ = bridge.received(Server.serverState(position: 101, paused: false, stamp: 5001, echoed: 1.998), now: 2)
+        _ = bridge.fromDaemon(.report(drift: 0.02, rtt: 0.001), now: 2.5)
+        let answer = bridge.received(Server.serverState(position: 102, paused: false, stamp: 5002, echoed: 2.998), now: 3)
         let state = try #require(Self.sent(answer).compactMap { if case .state(let state) = $0 { state } else { nil } }.first)
         let position = try #require(state.playstate?.position)
-        let room = try #require(bridge.client.roomPosition(at: 2))
-        #expect(abs(position - (room + 0.02)) < 1e-9 && state.playstate?.paused == false)
+        let room = try #require(bridge.client.roomPosition(at: 3))
+        let delays = bridge.client.delays
+        #expect(abs(position - (room + 0.02 + delays.oneWay - delays.forwardDelay)) < 1e-9 && state.playstate?.paused == false)
     }
 
     @Test("a wrong password ends the connection with auth-failed")

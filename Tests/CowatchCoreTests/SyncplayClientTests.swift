@@ -94,14 +94,17 @@ struct SyncplayClientTests {
         #expect(error.code == .authFailed && error.message.contains("Wrong password supplied"))
     }
 
-    @Test("every server State is answered: its stamp echoed, ours new, where the player is")
+    @Test("every server State is answered: ours stamp new, where the player is; its stamp echoed once we measured a round trip")
     func answersEveryState() throws {
         var client = Self.joined()
         let actions = client.received(Self.serverState(position: 10, paused: false, stamp: 1000), player: Self.playing, now: 5)
         let answer = try #require(Self.sentState(actions))
-        #expect(answer.ping?.latencyCalculation == 1000 && answer.ping?.clientLatencyCalculation == 5)
+        // The first answer echoes nothing: the server measures (and adds) nothing we cannot predict.
+        #expect(answer.ping?.latencyCalculation == nil && answer.ping?.clientLatencyCalculation == 5)
         #expect(answer.playstate == .init(position: 10, paused: false))
         #expect(answer.ignoring == nil)
+        let second = client.received(Self.serverState(position: 11, paused: false, stamp: 1001, echoed: 5.998), player: Self.playing, now: 6)
+        #expect(try #require(Self.sentState(second)).ping?.latencyCalculation == 1001)
     }
 
     @Test("while the file opens, the room's position is reported, never 0")
@@ -289,11 +292,60 @@ extension SyncplayClientTests {
         #expect(client.received([.set([.newControlledRoom(roomName: "+evil:ABCDEF123456", password: "ZZ-000-000")])], player: Self.playing, now: 1).isEmpty)
         let made = client.received([.set([.newControlledRoom(roomName: "+r:ABCDEF123456", password: "AB-123-456")])], player: Self.playing, now: 1)
         #expect(made == [
-            .managedRoomCreated(room: "+r:ABCDEF123456", password: "AB-123-456"),
             .send([.set([.room(name: "+r:ABCDEF123456", password: nil)])]),
             .send([.set([.controllerAuth(.init(room: "+r:ABCDEF123456", password: "AB-123-456"))])]),
+            .managedRoomCreated(room: "+r:ABCDEF123456", password: "AB-123-456"),
         ])
-        #expect(client.room == "+r:ABCDEF123456")
+        #expect(client.room == "+r:ABCDEF123456" && client.controlPassword == "AB-123-456")
+    }
+
+    @Test("manage from a managed room claims its base name (Syncplay's server would check the password against the room itself)")
+    func manageFromManagedRoom() throws {
+        var client = Self.joined(.init(username: "alice", room: "+film night:ABCDEF123456"))
+        #expect(SyncplayManagedRoom.base(of: "+film night:ABCDEF123456") == "film night" && SyncplayManagedRoom.base(of: "film") == "film")
+        #expect(try client.manage(password: "CD-000-111") == [.send([.set([.controllerAuth(.init(room: "film night", password: "CD-000-111"))])])])
+        // A server that says it has no managed rooms is not asked.
+        var features = SyncplayFeatures()
+        features.managedRooms = false
+        var old = SyncplayClient(configuration: .init(username: "alice", room: "r"))
+        _ = old.connected(now: 0)
+        _ = old.received([.tls(.accepted)], player: Self.playing, now: 0.01)
+        _ = old.received([.hello(SyncplayHello(username: "alice", room: "r", realVersion: "1.7.0", features: features))], player: Self.playing, now: 0.02)
+        #expect(throws: CowatchError(.unsupported, "")) { try old.manage(password: "CD-000-111") }
+    }
+
+    @Test("the move into the room we made carries our timeline: the new room's forced state (paused at 0) is answered with it as a counted seek, then its echo followed")
+    func moveCarriesTheTimeline() throws {
+        var client = Self.joined()
+        _ = client.received(Self.serverState(position: 100, paused: false, stamp: 1000), player: Self.playing, now: 5)
+        _ = try client.manage(password: "AB-123-456")
+        let made = client.received([.set([.newControlledRoom(roomName: "+r:ABCDEF123456", password: "AB-123-456")])], player: Self.playing, now: 7)
+        #expect(Self.sentState(made) == nil)
+        // Syncplay says the new room's state to whoever enters twice, plain then forced: paused at 0.
+        let plain = client.received(Self.serverState(position: 0, paused: true, stamp: 1001.9), player: Self.playing, now: 7.005)
+        #expect(Self.follows(plain).isEmpty && Self.sentState(plain)?.playstate == nil, "\(plain)")
+        let entered = client.received(
+            Self.serverState(position: 0, paused: true, stamp: 1002, doSeek: true, ignoring: .init(server: 3)), player: Self.playing, now: 7.01)
+        #expect(Self.follows(entered).isEmpty)
+        let state = try #require(Self.sentState(entered))
+        #expect(state.playstate?.doSeek == true && state.playstate?.paused == false && state.ignoring == .init(server: 3, client: 1))
+        #expect(abs((state.playstate?.position ?? 0) - 102.01) < 0.01, "\(String(describing: state.playstate))")
+        // A state from before the server read our seek is not followed either.
+        #expect(Self.follows(client.received(Self.serverState(position: 0, paused: true, stamp: 1002.1), player: Self.playing, now: 7.1)).isEmpty)
+        #expect(client.timeline?.paused == false)
+        // The server's echo of our seek: the room plays on from where we were.
+        let echo = client.received(
+            Self.serverState(position: 102.2, paused: false, stamp: 1002.2, doSeek: true, setBy: "alice", ignoring: .init(server: 4, client: 1)),
+            player: Self.playing, now: 7.2)
+        #expect(client.timeline?.paused == false && abs((client.roomPosition(at: 7.2) ?? 0) - 102.2) < 0.05, "\(String(describing: client.timeline)) \(echo)")
+        // Later states (the clock estimate refining the echo's placement) keep it there.
+        for second in 1...3 {
+            let now = 7.2 + Double(second)
+            _ = client.received(
+                Self.serverState(position: 102.2 + Double(second), paused: false, stamp: 1002.2 + Double(second), echoed: now - 0.002, setBy: "alice"),
+                player: Self.playing, now: now)
+            #expect(abs((client.roomPosition(at: now) ?? 0) - (102.2 + Double(second))) < 0.05, "\(String(describing: client.timeline))")
+        }
     }
 
     @Test("a room typed with its password joins the room (without it) and claims control once welcomed")

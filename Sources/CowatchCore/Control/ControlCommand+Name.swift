@@ -51,6 +51,7 @@ extension ControlCommand {
         case share
         case unshare
         case getShares = "get_shares"
+        case manage
         case quit
 
         /// Other spellings accepted for mpv's sake.

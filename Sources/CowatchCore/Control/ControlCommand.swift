@@ -72,6 +72,10 @@ public enum ControlCommand: Sendable, Hashable {
     /// (1.8) The room's offered files, the stream this daemon plays from, and those it serves
     /// (`SharesReply`).
     case getShares
+    /// (1.9) In a Syncplay room: make it a managed room this daemon controls, as Syncplay's
+    /// "Create managed room" does (`ManagedRoomReply`: its name and password). A Cowatch room
+    /// answers `unsupported`: it is managed or not from its start.
+    case manage
     case quit
 
     /// The arguments of `send_message`.
@@ -150,6 +154,7 @@ public enum ControlCommand: Sendable, Hashable {
         case .share: .share
         case .unshare: .unshare
         case .getShares: .getShares
+        case .manage: .manage
         case .quit: .quit
         }
     }
@@ -232,6 +237,7 @@ public enum ControlCommand: Sendable, Hashable {
         case .getAttachments: try expectCount(0...0); self = .getAttachments
         case .unshare: try expectCount(0...0); self = .unshare
         case .getShares: try expectCount(0...0); self = .getShares
+        case .manage: try expectCount(0...0); self = .manage
         case .share:
             try expectCount(0...1)
             self = .share(path: args.isEmpty || args[0] == .null ? nil : try Self.absolutePath(args[0], what: "share"))

@@ -1,6 +1,6 @@
 /// The control protocol's version, reported by `get_status` as `protocol_version`.
 /// Bump the minor number for additions, the major one for anything that breaks a client.
-public let controlProtocolVersion = "1.8"
+public let controlProtocolVersion = "1.9"
 
 /// The longest request line the control socket accepts, in bytes (without the newline).
 /// A longer line gets a `line-too-long` reply and the connection is closed.

@@ -30,8 +30,13 @@ public struct SyncplayBridge: Sendable {
         case deliver(ServerMessage)
         /// The server has no TLS: going on in plaintext (the shell says so, loudly).
         case plaintext
-        /// The server made a managed room for us (see `SyncplayClient.Action.managedRoomCreated`).
+        /// The server made a managed room for us (see `SyncplayClient.Action.managedRoomCreated`):
+        /// we are in it now. The shell keeps both for its reconnects (and never logs the password).
         case managedRoomCreated(room: String, password: String)
+        /// The answer to `manage`: the managed room we control (`SyncplayBridge+Managed.swift`).
+        case managed(SyncplayControlledRoom)
+        /// `manage` failed: the server refused the claim.
+        case manageRefused(CowatchError)
         /// End the connection with this error (after delivering what came before).
         case fail(CowatchError)
         /// Find this machine's files of these names (its media directories, its own media) and
@@ -67,7 +72,11 @@ public struct SyncplayBridge: Sendable {
     private var lastDrift: Double?
     private var users: [SyncplayListedUser] = []
     /// The server accepted our password for this managed room (or lists us as a controller).
-    private var controlling = false
+    var controlling = false
+    /// Our `manage` on its way (`SyncplayBridge+Managed.swift`).
+    var managing: Managing?
+    /// The shared list we carry into the managed room we made, until the server echoes it.
+    var carryingList = false
     /// Our chat lines on their way to the server, to confirm with the daemon's ids when they come back.
     private var pendingChat: [(id: Int, text: String)] = []
     static let pendingChatLimit = 16
@@ -234,11 +243,12 @@ public struct SyncplayBridge: Sendable {
             case .chat(let from, let message):
                 result += chat(from: from, message: message)
             case .playlist(let files, let by):
+                guard !skipsNewRoomList(by: by) else { continue }
                 result += syncplayList(files, by: by)
             case .playlistIndex(let index, let by):
                 result += syncplayIndex(index, by: by, now: now)
             case .managedRoomCreated(let room, let password):
-                result.append(.managedRoomCreated(room: room, password: password))
+                result += managedRoomCreated(room: room, password: password)
             case .fail(let error):
                 result.append(.fail(error))
             }
@@ -265,8 +275,9 @@ public struct SyncplayBridge: Sendable {
             guard name != client.username else { return [] }
             return [.deliver(.notice(Notice(actor: Self.shown(name), action: ready ? .ready : .unready)))]
         case .controller(let name, let success):
-            if name == client.username { controlling = success }
-            return []  // shown in the participant list (operator), which the server sends next
+            guard name == client.username else { return [] }  // shown in the participant list (operator)
+            controlling = success
+            return claimAnswered(success)
         }
         if case .deliver(.applied(let timeline, nil, nil, nil))? = previous.last {
             previous[previous.count - 1] = .deliver(.applied(timeline: timeline, notice: translated, actionID: nil))

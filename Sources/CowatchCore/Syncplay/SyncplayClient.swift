@@ -16,8 +16,14 @@
 /// is placed on our own clock rather than shifted by half an averaged round trip; and it keeps
 /// one timeline for the room, moved only by a pause, a play, a seek (`doSeek`, or a jump of
 /// more than `seekThreshold`, where Syncplay itself reads a seek), never by the once-a-second
-/// jitter of the server's "slowest member" position. Two daemons that follow the same
-/// server's changes land on the same timeline.
+/// jitter of the server's "slowest member" position. Each change is kept as the server stamped
+/// it (a position at an instant of the server's clock) and placed again on our clock as the
+/// clock estimate improves (`refineWindow`), and our own change is taken back as the server
+/// placed it once it echoes it: every daemon follows the one anchor, the server's, through its
+/// own estimate, so two daemons that follow the same server's changes land on the same timeline
+/// whatever our report of the change missed. And it reports its playing positions moved by the
+/// server's own estimate of its delay, mirrored (`SyncplayDelayMirror`): the server adds that
+/// estimate to every playing position, so a true report would be placed ahead of the truth.
 ///
 /// Threading: a value type; one owner.
 public struct SyncplayClient: Sendable {
@@ -38,10 +44,15 @@ public struct SyncplayClient: Sendable {
         public var seekThreshold: Double
         /// Syncplay's bound on a chat line (characters); a server may say a smaller one.
         public var maxChatLength: Int
+        /// How long after a change (seconds) its placement on our clock follows the clock estimate.
+        public var refineWindow: Double
+        /// The least move of that placement (seconds) worth a new timeline.
+        public var refineStep: Double
 
         public init(
             username: String, room: String, passwordHash: String? = nil, requireTLS: Bool = false, askTLS: Bool = true,
-            realVersion: String = "1.7.3", stateTimeout: Double = 12.5, seekThreshold: Double = 1, maxChatLength: Int = 150
+            realVersion: String = "1.7.3", stateTimeout: Double = 12.5, seekThreshold: Double = 1, maxChatLength: Int = 150,
+            refineWindow: Double = 30, refineStep: Double = 0.001
         ) {
             self.username = username
             self.room = room
@@ -52,6 +63,8 @@ public struct SyncplayClient: Sendable {
             self.stateTimeout = stateTimeout
             self.seekThreshold = seekThreshold
             self.maxChatLength = maxChatLength
+            self.refineWindow = refineWindow
+            self.refineStep = refineStep
         }
     }
 
@@ -104,11 +117,13 @@ public struct SyncplayClient: Sendable {
     /// The name the server gave us (it appends `_` to a taken one).
     public private(set) var username: String
     /// The room's timeline on our clock, once the server said where it is.
-    public private(set) var timeline: SyncplayTimeline?
+    public internal(set) var timeline: SyncplayTimeline?
     /// The server's clock against ours.
-    public private(set) var serverClock = ReferenceClockEstimator()
-    /// The last round trip (seconds), as Syncplay reports its own.
-    public private(set) var roundTrip: Double = 0
+    public internal(set) var serverClock = ReferenceClockEstimator()
+    /// The last round trip (seconds), as Syncplay measures its own.
+    public internal(set) var roundTrip: Double = 0
+    /// The server's estimate of our delay, mirrored; what we report is corrected by it.
+    public internal(set) var delays = SyncplayDelayMirror()
     public private(set) var serverFeatures = SyncplayFeatures()
     /// The room we are in (a managed room's `+base:HASH` once made).
     public private(set) var room: String
@@ -116,13 +131,23 @@ public struct SyncplayClient: Sendable {
     private var file: SyncplayFile?
     /// Whether this viewer said it is ready.
     public private(set) var ready = false
-    private var clientIgnoring = 0
-    private var serverIgnoring = 0
-    private var lastStateAt: Double?
-    /// A managed room's password to claim control with once welcomed (typed as `+base:HASH:PASSWORD`).
-    private var controlPassword: String?
+    var clientIgnoring = 0
+    var serverIgnoring = 0
+    var lastStateAt: Double?
+    /// The password of the managed room we are in, when we have it (typed as
+    /// `+base:HASH:PASSWORD`, or the room we made): control is claimed with it once welcomed.
+    public private(set) var controlPassword: String?
     /// The password of our `manage` request, until the server names the new room.
     private var askedToManage: String?
+    /// The timeline's change as the server stamped it (a position at an instant of its clock), and
+    /// when (ours) we heard it: the timeline is placed again from it as the clock estimate
+    /// improves. nil for our own change until the server echoes it.
+    var anchor: (position: Double, stamp: Double, since: Double)?
+    /// We moved into the managed room we made and bring our timeline: the new room's states are
+    /// not followed, and the server's forced one (paused at 0) is answered with it, as our seek.
+    /// How many unforced states may pass first (a server that forces none gets it after them).
+    var carryingTimeline: Int?
+    static let carryingStates = 3
 
     public init(configuration: Configuration) {
         self.configuration = configuration
@@ -161,13 +186,20 @@ public struct SyncplayClient: Sendable {
     /// This viewer paused, played or sought (`seek`) at `position`: the room hears of it at once.
     public mutating func localChange(paused: Bool, position: Double, seek: Bool, now: Double) -> [Action] {
         timeline = SyncplayTimeline(position: position, at: now, paused: paused, setBy: username)
+        anchor = nil
         guard phase == .joined else { return [] }
+        return [.send([.state(change(paused: paused, position: position, seek: seek, now: now))])]
+    }
+
+    /// Our change as the server hears it, counted (ignoringOnTheFly): it carries no echo of the
+    /// server's stamp, so the server adds the forward delay of our last answer to it.
+    mutating func change(paused: Bool, position: Double, seek: Bool, now: Double) -> SyncplayState {
         clientIgnoring += 1
-        let state = SyncplayState(
-            ping: SyncplayState.Ping(clientLatencyCalculation: now, clientRtt: roundTrip),
-            playstate: SyncplayState.Playstate(position: position, paused: paused, doSeek: seek ? true : nil),
+        let reported = delays.reported(position, paused: paused, delay: delays.forwardDelay)
+        return SyncplayState(
+            ping: SyncplayState.Ping(clientLatencyCalculation: now, clientRtt: delays.clientRtt),
+            playstate: SyncplayState.Playstate(position: reported, paused: paused, doSeek: seek ? true : nil),
             ignoring: SyncplayState.Ignoring(server: takeServerIgnoring(), client: clientIgnoring))
-        return [.send([.state(state)])]
     }
 
     /// The file this viewer plays (base name, duration, size), said now and on every join.
@@ -196,17 +228,22 @@ public struct SyncplayClient: Sendable {
         return [.send([.chat(SyncplayChat(message: text))])]
     }
 
-    /// Make the room we are in a managed room controlled with `password` (`AB-123-456`; see
-    /// `SyncplayManagedRoom.newPassword`). The server answers with the new room's name
-    /// (`managedRoomCreated`). Errors: `invalid-argument` for a password servers refuse;
-    /// `not-in-room` before the welcome.
+    /// Make a managed room controlled with `password` (`AB-123-456`; see
+    /// `SyncplayManagedRoom.newPassword`) from the base name of the room we are in (`film` for
+    /// `film` or `+film:HASH`), as Syncplay's "Create managed room" does. The server answers with
+    /// the new room's name (`managedRoomCreated`); we move there with our timeline and claim it,
+    /// and its `controllerAuth` verdict comes as a `controller` notice. Errors: `invalid-argument`
+    /// for a password servers refuse; `not-in-room` before the welcome; `unsupported` from a server
+    /// that says it has no managed rooms.
     public mutating func manage(password: String) throws(CowatchError) -> [Action] {
         guard phase == .joined else { throw CowatchError(.notInRoom, "not in the Syncplay room yet") }
+        guard serverFeatures.managedRooms != false else { throw .syncplayNoManagedRooms() }
         guard SyncplayManagedRoom.isPassword(password) else {
             throw CowatchError(.invalidArgument, "a Syncplay room password looks like AB-123-456")
         }
         askedToManage = password
-        return [.send([.set([.controllerAuth(SyncplayControllerAuth(room: room, password: password))])])]
+        let base = SyncplayManagedRoom.base(of: room)
+        return [.send([.set([.controllerAuth(SyncplayControllerAuth(room: base, password: password))])])]
     }
 
     /// Time passes: a server silent for `stateTimeout` is gone.
@@ -242,7 +279,7 @@ public struct SyncplayClient: Sendable {
             return [.joined(username: hello.username, room: hello.room, motd: hello.motd), .send([.set(settings), .list(nil)])]
         case .set(let settings):
             var actions: [Action] = []
-            for each in settings { actions += setting(each) }
+            for each in settings { actions += setting(each, now: now) }
             return actions
         case .list(let users):
             return users.map { [.users($0)] } ?? []
@@ -273,7 +310,7 @@ public struct SyncplayClient: Sendable {
         return [.fail(error)]
     }
 
-    private mutating func setting(_ setting: SyncplaySetting) -> [Action] {
+    private mutating func setting(_ setting: SyncplaySetting, now: Double) -> [Action] {
         switch setting {
         case .user(let update):
             switch update.event {
@@ -297,95 +334,26 @@ public struct SyncplayClient: Sendable {
             guard password == askedToManage, let parsed = SyncplayManagedRoom.parse(roomName), parsed.password == nil else { return [] }
             askedToManage = nil
             room = roomName
+            controlPassword = password
             // Two lines: in one `Set` the server takes the keys in the line's (sorted) order, and
             // would check the claim against the room we are leaving.
+            // A new room starts paused at 0, and the server forces that on whoever enters it (and
+            // reads nothing of theirs until they echo it): the answer to that forced state is our
+            // timeline, as our seek, once the claim is in (the server reads lines in order).
+            carryingTimeline = timeline == nil ? nil : Self.carryingStates
+            // Said last: what the owner adds goes to the new room, after the move and the claim.
             return [
-                .managedRoomCreated(room: roomName, password: password),
                 .send([.set([.room(name: roomName, password: nil)])]),
                 .send([.set([.controllerAuth(SyncplayControllerAuth(room: roomName, password: password))])]),
+                .managedRoomCreated(room: roomName, password: password),
             ]
         case .room, .file, .features:
             return []
         }
     }
 
-    // MARK: State
-
-    private mutating func state(_ state: SyncplayState, player: PlayerReading, now: Double) -> [Action] {
-        guard phase == .joined else { return [] }
-        lastStateAt = now
-        if let ignoring = state.ignoring {
-            if let server = ignoring.server {
-                serverIgnoring = server
-                clientIgnoring = 0
-            } else if let client = ignoring.client, client == clientIgnoring {
-                clientIgnoring = 0
-            }
-        }
-        let serverStamp = state.ping?.latencyCalculation
-        if let echoed = state.ping?.clientLatencyCalculation, let serverStamp, echoed <= now {
-            roundTrip = now - echoed
-            serverClock.add(ClockSample(t1: echoed, t2: serverStamp, t3: serverStamp, t4: now))
-        }
-        var actions: [Action] = []
-        if let playstate = state.playstate, let paused = playstate.paused, clientIgnoring == 0 {
-            actions += follow(playstate, paused: paused, serverStamp: serverStamp, now: now)
-        }
-        // The player was read before it was told to follow: until it has, it is where the room is.
-        let followed = actions.contains { if case .follow = $0 { true } else { false } }
-        let reading = followed ? PlayerReading(position: nil, paused: player.paused) : player
-        actions.append(.send([.state(answer(serverStamp: serverStamp, player: reading, now: now))]))
-        return actions
-    }
-
-    /// The room said where it is: move our timeline only for a change.
-    private mutating func follow(_ playstate: SyncplayState.Playstate, paused: Bool, serverStamp: Double?, now: Double) -> [Action] {
-        // When the server stamped this, on our clock: from the clock estimate, else half a round trip ago.
-        let sentAt = serverStamp.flatMap { serverClock.estimate(atLocal: now)?.local(atReference: $0) }.map { min($0, now) }
-            ?? now - roundTrip / 2
-        let position = max(0, playstate.position)
-        let said = SyncplayTimeline(position: position, at: sentAt, paused: paused, setBy: playstate.setBy)
-        guard let current = timeline else {
-            timeline = said
-            return [.follow(said)]
-        }
-        // Someone else's change is said; our own echo and a nameless one are not.
-        let other = playstate.setBy.flatMap { $0 == username ? nil : $0 }
-        let at = said.position(at: now)
-        if paused != current.paused {
-            timeline = said
-            return [.follow(said)] + (other.map { [.notice(paused ? .paused($0, at: at) : .played($0, at: at))] } ?? [])
-        }
-        if playstate.doSeek == true || abs(at - current.position(at: now)) > configuration.seekThreshold {
-            timeline = said
-            // A jump without doSeek is someone's drift or skip, not an announced seek.
-            let seeker = playstate.doSeek == true ? other : nil
-            return [.follow(said)] + (seeker.map { [.notice(.sought($0, to: at))] } ?? [])
-        }
-        return []
-    }
-
-    /// Our answer to a server State: where this viewer is (the room's position while its file
-    /// opens or while it moves to a change it was just told of: never a stale pause that the
-    /// server would take for this viewer's own, nor a 0 or an old position that would drag the
-    /// room, its slowest member's, back), the stamps, and the counters.
-    private mutating func answer(serverStamp: Double?, player: PlayerReading, now: Double) -> SyncplayState {
-        var state = SyncplayState(ping: SyncplayState.Ping(latencyCalculation: serverStamp, clientLatencyCalculation: now, clientRtt: roundTrip))
-        if clientIgnoring == 0 || serverIgnoring != 0 {
-            if let position = player.position ?? roomPosition(at: now) {
-                let paused = player.position == nil ? timeline?.paused ?? player.paused : player.paused
-                state.playstate = SyncplayState.Playstate(position: position, paused: paused)
-            }
-        }
-        let server = takeServerIgnoring()
-        if server != nil || clientIgnoring != 0 {
-            state.ignoring = SyncplayState.Ignoring(server: server, client: clientIgnoring == 0 ? nil : clientIgnoring)
-        }
-        return state
-    }
-
     /// The server's counter to echo once, then forget.
-    private mutating func takeServerIgnoring() -> Int? {
+    mutating func takeServerIgnoring() -> Int? {
         defer { serverIgnoring = 0 }
         return serverIgnoring == 0 ? nil : serverIgnoring
     }

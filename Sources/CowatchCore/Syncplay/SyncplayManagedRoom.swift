@@ -19,6 +19,13 @@ public enum SyncplayManagedRoom {
         return (room, nil)
     }
 
+    /// The base name a managed room is made from: `film` for `+film:HASH`, the name itself for a
+    /// room that is not managed (Syncplay's "Create managed room" starts from it too).
+    public static func base(of room: String) -> String {
+        guard parse(room) != nil, let colon = room.firstIndex(of: ":") else { return room }
+        return String(room[room.index(after: room.startIndex)..<colon])
+    }
+
     /// Two upper-case letters, a dash, three digits, a dash, three digits: what servers accept.
     public static func isPassword(_ text: String) -> Bool {
         let scalars = Array(text.unicodeScalars)
@@ -49,4 +56,23 @@ public enum SyncplayManagedRoom {
     private static func isHash(_ text: Substring) -> Bool {
         text.count == 12 && text.unicodeScalars.allSatisfy { ("0"..."9").contains($0) || ("A"..."F").contains($0) }
     }
+}
+
+/// A managed Syncplay room this daemon controls: its name (`+base:HASH`, which others join) and
+/// its password (controllers' secret). Prints without the password.
+///
+/// Threading: a value type.
+public struct SyncplayControlledRoom: Sendable, Equatable, CustomStringConvertible {
+    public var room: String
+    public var password: String
+    /// True when it was just made; false when this daemon already controlled it.
+    public var created: Bool
+
+    public init(room: String, password: String, created: Bool) {
+        self.room = room
+        self.password = password
+        self.created = created
+    }
+
+    public var description: String { "\(room) (password …)" }
 }

@@ -34,15 +34,20 @@ public enum SyncplayLink {
         /// and its own media), if it has one. Called on the driver's task between events: it must
         /// answer promptly (look up, never wait for a scan).
         public var identify: @Sendable (String) async -> MediaIdentity?
+        /// What lasts across connections (the managed room this daemon made, which a reconnect
+        /// joins instead of `client.room`) and `manage` for the connection that is up.
+        public var control: SyncplayLinkControl
 
         public init(
             host: String, port: Int, client: SyncplayClient.Configuration, extraTrustRoots: String? = nil,
+            control: SyncplayLinkControl = SyncplayLinkControl(),
             identify: @escaping @Sendable (String) async -> MediaIdentity? = { _ in nil }
         ) {
             self.host = host
             self.port = port
             self.client = client
             self.extraTrustRoots = extraTrustRoots
+            self.control = control
             self.identify = identify
         }
     }
@@ -61,6 +66,8 @@ public enum SyncplayLink {
         case closed((any Error)?)
         case daemon(ClientMessage)
         case tick
+        /// `SyncplayLinkControl.manage`, answered once the server says we control the new room.
+        case manage(password: String, answer: SyncplayLinkControl.Answer)
     }
 
     public static func connect<Result: Sendable>(
@@ -108,7 +115,12 @@ public enum SyncplayLink {
                     await driver.run(events)
                     writer.finish()
                 }
+                settings.control.attach { event in
+                    if case .enqueued = eventsContinuation.yield(event) { return true }
+                    return false
+                }
                 defer {
+                    settings.control.detach()
                     eventsContinuation.finish()
                     group.cancelAll()
                 }
@@ -149,6 +161,8 @@ extension SyncplayLink {
         let messages: AsyncThrowingStream<RoomConnection.Arrival, any Error>.Continuation
         var bridge: SyncplayBridge
         var startedTLS = false
+        /// Callers of `manage` waiting for the server's answer.
+        var waitingForManage: [SyncplayLinkControl.Answer] = []
 
         init(
             settings: Settings, logger: Logger, clock: any MonotonicClock, channel: any Channel,
@@ -162,7 +176,7 @@ extension SyncplayLink {
             self.writer = writer
             self.overflowed = overflowed
             self.messages = messages
-            bridge = SyncplayBridge(configuration: settings.client)
+            bridge = SyncplayBridge(configuration: settings.control.configuration(settings.client))
         }
 
         var authority: String { Invite.authority(host: settings.host, port: settings.port) }
@@ -195,12 +209,28 @@ extension SyncplayLink {
                             throw CowatchError(.timeout, "the Syncplay server at \(authority) read nothing for \(Int(writeTimeout)) s")
                         }
                         try await perform(bridge.tick(now: now))
+                    case .manage(let password, let answer):
+                        let actions: [SyncplayBridge.Action]
+                        do {
+                            actions = try bridge.manage(password: password, now: now)
+                        } catch {
+                            answer.resume(.failure(error))
+                            continue
+                        }
+                        waitingForManage.append(answer)
+                        try await perform(actions)
                     }
                 }
                 messages.finish(throwing: CancellationError())
             } catch {
                 messages.finish(throwing: error)
             }
+            answerManage(.failure(.syncplayNotConnected("the connection to the Syncplay server at \(authority) ended before it answered")))
+        }
+
+        private mutating func answerManage(_ result: Result<SyncplayControlledRoom, CowatchError>) {
+            for answer in waitingForManage { answer.resume(result) }
+            waitingForManage = []
         }
 
         private mutating func perform(_ actions: [SyncplayBridge.Action]) async throws {
@@ -223,8 +253,14 @@ extension SyncplayLink {
                         if let identity = await settings.identify(name) { found[name] = identity }
                     }
                     try await perform(bridge.identified(found, now: clock.now()))
-                case .managedRoomCreated(let room, _):
-                    logger.notice("the Syncplay server made the managed room \(room) for us")
+                case .managedRoomCreated(let room, let password):
+                    // The password stays in memory (reconnects claim control with it), never in a log.
+                    settings.control.remember(SyncplayControlledRoom(room: room, password: password, created: true))
+                    logger.notice("the Syncplay server made the managed room \(room) for us: others join it by that name")
+                case .managed(let made):
+                    answerManage(.success(made))
+                case .manageRefused(let error):
+                    answerManage(.failure(error))
                 case .fail(let error):
                     if error.code == .authFailed || error.code == .tlsFailed {
                         // The daemon stays out instead of retrying the same refusal.

@@ -29,8 +29,6 @@
 ///
 /// Threading: a value type; one owner. Pure: numbers in, numbers out.
 public struct SyncplayDelayMirror: Sendable, Equatable {
-    /// The server's weight on its old average (`PING_MOVING_AVERAGE_WEIGHT`).
-    public static let averageWeight = 0.85
     /// Round trips (each side's) remembered for the prediction, the bound and the floor.
     static let window = 8
     /// The least `clientRtt` reported (seconds): a server measure of us beyond it is a stall.
@@ -72,8 +70,8 @@ public struct SyncplayDelayMirror: Sendable, Equatable {
         let measured = unmeasured.prefix { $0.stamp + rtt <= stamp + 1e-6 }
         guard !measured.isEmpty else { return }
         for answer in measured {
-            averageRoundTrip = Self.average(averageRoundTrip, rtt)
-            forwardDelay = Self.forwardDelay(average: averageRoundTrip, rtt: rtt, clientRtt: answer.clientRtt)
+            averageRoundTrip = SyncplayServerPing.average(averageRoundTrip, rtt)
+            forwardDelay = SyncplayServerPing.forwardDelay(average: averageRoundTrip, rtt: rtt, clientRtt: answer.clientRtt)
         }
         // The measure is of the last of them: what it took beyond our own round trip then.
         if let own = measured.last?.ownRoundTrip { Self.remember(rtt - own, in: &serverOverOwn) }
@@ -108,8 +106,8 @@ public struct SyncplayDelayMirror: Sendable, Equatable {
             ?? Self.median(serverRoundTrips) ?? ownRoundTrips.last ?? 0
         var average = averageRoundTrip
         for answer in unmeasured {
-            average = Self.average(average, rtt)
-            forwardDelay = Self.forwardDelay(average: average, rtt: rtt, clientRtt: answer.clientRtt)
+            average = SyncplayServerPing.average(average, rtt)
+            forwardDelay = SyncplayServerPing.forwardDelay(average: average, rtt: rtt, clientRtt: answer.clientRtt)
         }
         return forwardDelay
     }
@@ -124,19 +122,6 @@ public struct SyncplayDelayMirror: Sendable, Equatable {
     public func reported(_ position: Double, paused: Bool, delay: Double) -> Double {
         guard !paused else { return position }
         return position + min(max(oneWay - delay, -Self.maximumCorrection), Self.maximumCorrection)
-    }
-
-    // MARK: The server's arithmetic
-
-    /// `avg·0.85 + rtt·0.15`, the first round trip taken whole.
-    static func average(_ average: Double, _ rtt: Double) -> Double {
-        let old = average == 0 ? rtt : average
-        return old * averageWeight + rtt * (1 - averageWeight)
-    }
-
-    /// `avg/2`, plus the excess of the server's round trip over the one the client reported.
-    static func forwardDelay(average: Double, rtt: Double, clientRtt: Double) -> Double {
-        clientRtt < rtt ? average / 2 + (rtt - clientRtt) : average / 2
     }
 
     private static func median(_ values: [Double]) -> Double? {

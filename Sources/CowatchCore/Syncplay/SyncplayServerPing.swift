@@ -33,7 +33,19 @@ public struct SyncplayServerPing: Sendable, Equatable {
         let reported = clientRtt ?? 0
         guard rtt >= 0, rtt < Self.maximumRoundTrip, reported.isFinite, reported >= 0 else { return }
         roundTrip = rtt
-        average = average == 0 ? rtt : average * Self.averageWeight + rtt * (1 - Self.averageWeight)
-        forwardDelay = average / 2 + max(0, rtt - reported)
+        average = Self.average(average, rtt)
+        forwardDelay = Self.forwardDelay(average: average, rtt: rtt, clientRtt: reported)
+    }
+
+    // MARK: Syncplay's arithmetic (also what `SyncplayDelayMirror` reproduces of the server)
+
+    /// `avg·0.85 + rtt·0.15`, the first round trip taken whole.
+    static func average(_ average: Double, _ rtt: Double) -> Double {
+        average == 0 ? rtt : average * averageWeight + rtt * (1 - averageWeight)
+    }
+
+    /// `avg/2`, plus the excess of the server's round trip over the one the client reported.
+    static func forwardDelay(average: Double, rtt: Double, clientRtt: Double) -> Double {
+        average / 2 + max(0, rtt - clientRtt)
     }
 }
